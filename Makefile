@@ -1,0 +1,34 @@
+# Context Inspector: `make run` opens the TUI on sample_dumps/, `make test` sets up and runs the suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test check bench samples clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/inspector sample_dumps
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q
+
+check: $(VENV)/.installed
+	$(BIN)/ruff format --check inspector tests bench
+	$(BIN)/ruff check inspector tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python bench/run_all.py
+
+samples: $(VENV)/.installed
+	$(BIN)/python -m inspector.sources.samples sample_dumps
+
+clean:
+	rm -rf $(VENV) build *.egg-info

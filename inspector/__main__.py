@@ -1,0 +1,5 @@
+"""`python -m inspector` is the `inspector` command."""
+
+from inspector.cli import main
+
+raise SystemExit(main())

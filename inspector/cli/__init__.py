@@ -1,0 +1,78 @@
+"""Command line: `inspector [SOURCE ...] [TUNING]` opens the TUI; subcommands are headless.
+
+The headless commands never import Textual. Each subcommand lives in its own module with
+`add_parser(subparsers)` and `run(args) -> int`; this module parses, dispatches and maps
+errors to exit codes in one place (0 all read, 1 some input unreadable, 2 bad usage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from inspector.cli.common import UsageError, add_tuning_arguments
+
+#: Subcommand name -> module under inspector.cli implementing it.
+COMMAND_MODULES: dict[str, str] = {
+    "why": "inspector.cli.why",
+    "sweep": "inspector.cli.sweep",
+    "snapshot": "inspector.cli.snapshot",
+}
+
+EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so usage errors map to exit 2 in one place."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser for one subcommand, or for the TUI launcher when `command` is None."""
+    if command is None:
+        parser = _Parser(
+            prog="inspector",
+            description="Open the Context Inspector TUI. Subcommands: " + ", ".join(COMMAND_MODULES),
+        )
+        parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots")
+        add_tuning_arguments(parser)
+        return parser
+    module = importlib.import_module(COMMAND_MODULES[command])
+    parser = _Parser(prog=f"inspector {command}")
+    module.add_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `inspector` console script."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
+    if command is None and args_list and args_list[0] in ("-h", "--help"):
+        build_parser(None).print_help()
+        print("\nheadless commands: " + ", ".join(COMMAND_MODULES) + " (inspector COMMAND --help)")
+        return EXIT_OK
+    try:
+        parser = build_parser(command)
+        args = parser.parse_args(args_list[1:] if command else args_list)
+        if command is None:
+            from inspector.cli.launch import run_tui
+
+            return run_tui(args)
+        module = importlib.import_module(COMMAND_MODULES[command])
+        return int(module.run(args))
+    except UsageError as error:
+        print(str(error), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

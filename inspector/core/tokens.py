@@ -1,0 +1,350 @@
+"""Token counting exactly as openJiuwen's forked compressors count.
+
+Two modes: `tiktoken_cl100k` (openJiuwen's TiktokenCounter, cl100k_base) and `len_div_4`
+(no counter: character estimates). The encoder is injected as a function `str -> int`
+so this module does no I/O; `inspector.encoding` loads it. Without an encoder the
+tiktoken mode counts each piece as len(piece)//4, as openJiuwen's counter does when its
+encoding fails to load; callers must say so (`TokenCounter.exact` is False).
+Must not import anything outside the standard library and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from inspector.core.messages import Message, Tool
+
+TokenMode = Literal["tiktoken_cl100k", "len_div_4"]
+TOKEN_MODES: tuple[TokenMode, ...] = ("tiktoken_cl100k", "len_div_4")
+
+IMAGE_DATA_URL_PLACEHOLDER = "[image:data-url-omitted]"
+IMAGE_BASE64_PLACEHOLDER = "[image:base64-omitted]"
+_DATA_URL_RE = re.compile(r"data:image/[^;]+;base64,[A-Za-z0-9+/=]+", re.IGNORECASE)
+_DIMENSIONS_RE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+_B64_MAX_CHARS = 87_360
+_NO_DIMENSION_IMAGE_TOKENS = 1445
+_LOW_DETAIL_IMAGE_TOKENS = 85
+#: Added once per `count_messages` / `count_tools` call in tiktoken mode.
+CALL_OVERHEAD = 3
+
+EncodeLen = Callable[[str], int]
+
+
+# --- sanitizing -------------------------------------------------------------------------
+
+
+def sanitize_text(text: str) -> str:
+    """Replace image data URLs in a string by a placeholder (openJiuwen's rule)."""
+    if text.startswith("data:image/") and ";base64," in text:
+        return IMAGE_DATA_URL_PLACEHOLDER
+    return _DATA_URL_RE.sub(IMAGE_DATA_URL_PLACEHOLDER, text)
+
+
+def sanitize_value(value: Any) -> Any:
+    """Recursively clean a JSON value of image payloads (strings, lists, dicts)."""
+    if isinstance(value, str):
+        return sanitize_text(value)
+    if isinstance(value, list):
+        return [sanitize_value(item) for item in value]
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if (
+                key in ("data", "data_url", "url")
+                and isinstance(item, str)
+                and item.startswith("data:image/")
+            ):
+                out[key] = IMAGE_DATA_URL_PLACEHOLDER
+            elif key == "source" and isinstance(item, Mapping):
+                copy = dict(item)
+                if copy.get("type") == "base64" and isinstance(copy.get("data"), str):
+                    copy["data"] = IMAGE_BASE64_PLACEHOLDER
+                out[key] = sanitize_value(copy)
+            elif key == "image_url" and isinstance(item, Mapping):
+                copy = dict(item)
+                url = copy.get("url")
+                if isinstance(url, str) and (url.startswith("data:image/") or "base64," in url):
+                    copy["url"] = IMAGE_DATA_URL_PLACEHOLDER
+                out[key] = sanitize_value(copy)
+            else:
+                out[key] = sanitize_value(item)
+        return out
+    return value
+
+
+def sanitized_content(content: Any) -> str:
+    """Content as the text openJiuwen measures: sanitized string, or JSON of cleaned blocks."""
+    if isinstance(content, str):
+        return sanitize_text(content)
+    try:
+        return json.dumps(sanitize_value(content), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+# --- images ---------------------------------------------------------------------------
+
+
+def _lenient_b64decode(payload: str) -> bytes | None:
+    """Decode like Python's non-validating b64decode; None on a padding error."""
+    cleaned = re.sub(r"[^A-Za-z0-9+/=]", "", payload)
+    try:
+        return base64.b64decode(cleaned)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def image_dimensions_from_bytes(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG, JPEG or GIF header, or None."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    if data[:2] == b"\xff\xd8":
+        pos = 2
+        while pos + 4 <= len(data):
+            if data[pos] != 0xFF:
+                pos += 1
+                continue
+            marker = data[pos + 1]
+            if marker == 0xFF:
+                pos += 1
+                continue
+            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+                pos += 2
+                continue
+            if marker == 0xD9:
+                return None
+            length = int.from_bytes(data[pos + 2 : pos + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                if pos + 9 > len(data):
+                    return None
+                height = int.from_bytes(data[pos + 5 : pos + 7], "big")
+                width = int.from_bytes(data[pos + 7 : pos + 9], "big")
+                return width, height
+            if length < 2:
+                return None
+            pos += 2 + length
+    return None
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if value > 0 else None
+
+
+def _block_dimensions(block: Mapping[str, Any]) -> tuple[int, int] | None:
+    width, height = _positive_int(block.get("width")), _positive_int(block.get("height"))
+    if width and height:
+        return width, height
+    dims = block.get("dimensions")
+    if isinstance(dims, str):
+        match = _DIMENSIONS_RE.match(dims)
+        if match:
+            w, h = int(match.group(1)), int(match.group(2))
+            return (w, h) if w > 0 and h > 0 else None
+    elif isinstance(dims, list | tuple) and len(dims) == 2:
+        w2, h2 = _positive_int(dims[0]), _positive_int(dims[1])
+        if w2 and h2:
+            return w2, h2
+    payload: str | None = None
+    image_url = block.get("image_url")
+    url = image_url.get("url") if isinstance(image_url, Mapping) else image_url
+    if isinstance(url, str) and url.startswith("data:"):
+        _, _, payload = url.partition("base64,")
+        if "base64," not in url:
+            payload = None
+    if payload is None:
+        source = block.get("source")
+        if isinstance(source, Mapping) and isinstance(source.get("data"), str):
+            payload = source["data"]
+    if payload is None:
+        return None
+    data = _lenient_b64decode(payload[:_B64_MAX_CHARS])
+    if not data:
+        return None
+    found = image_dimensions_from_bytes(data)
+    if found and found[0] > 0 and found[1] > 0:
+        return found
+    return None
+
+
+def image_tokens_for_size(width: int, height: int) -> int:
+    """max(OpenAI tile price, Claude patch price) for an image of this size."""
+    w, h = float(width), float(height)
+    longest = max(w, h)
+    if longest > 2048:
+        scale = 2048 / longest
+        w, h = w * scale, h * scale
+    shortest = min(w, h)
+    if shortest > 768:
+        scale = 768 / shortest
+        w, h = w * scale, h * scale
+    openai = 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+    claude = min(math.ceil(width / 28) * math.ceil(height / 28), 1568)
+    return max(openai, claude)
+
+
+def image_block_tokens(block: Mapping[str, Any], placeholder_tokens: int | None = None) -> int:
+    """Tokens of one image block: env override, low detail, size, or the flat 1445."""
+    if placeholder_tokens is not None and placeholder_tokens > 0:
+        return placeholder_tokens
+    image_url = block.get("image_url")
+    detail: Any = None
+    if isinstance(image_url, Mapping) and isinstance(image_url.get("detail"), str):
+        detail = image_url["detail"]
+    elif isinstance(block.get("detail"), str):
+        detail = block["detail"]
+    if isinstance(detail, str) and detail.lower() == "low":
+        return _LOW_DETAIL_IMAGE_TOKENS
+    dims = _block_dimensions(block)
+    if dims is None:
+        return _NO_DIMENSION_IMAGE_TOKENS
+    return image_tokens_for_size(*dims)
+
+
+def is_image_block(block: Any) -> bool:
+    """True for a content block openJiuwen prices as an image."""
+    return isinstance(block, Mapping) and (
+        block.get("type") in ("image_url", "image") or "image_url" in block or "image" in block
+    )
+
+
+# --- the counter ---------------------------------------------------------------------------
+
+
+class TokenCounter:
+    """Counts messages and tools in one mode; caches per-message counts by content.
+
+    `piece_tokens(m)` is what one message adds inside a list count (no call overhead);
+    `count_messages(list)` is openJiuwen's list count; `message_tokens(m)` is the count
+    of a one-message list (includes the +3 in tiktoken mode).
+    """
+
+    def __init__(
+        self,
+        mode: TokenMode,
+        encode_len: EncodeLen | None = None,
+        image_placeholder_tokens: int | None = None,
+    ) -> None:
+        self.mode: TokenMode = mode
+        self._encode_len = encode_len
+        self._image_placeholder = image_placeholder_tokens
+        self._piece_cache: dict[tuple[Any, ...], int] = {}
+
+    @property
+    def exact(self) -> bool:
+        """False when tiktoken mode runs without an encoder (len//4 of each piece)."""
+        return self.mode == "len_div_4" or self._encode_len is not None
+
+    def text_tokens(self, text: str) -> int:
+        """Tokens of one string: the encoder, or len//4 without one (and on lone surrogates)."""
+        if self._encode_len is None:
+            return len(text) // 4
+        try:
+            return self._encode_len(text)
+        except (UnicodeEncodeError, ValueError):
+            return len(text) // 4
+
+    def _cache_key(self, message: Message) -> tuple[Any, ...]:
+        content = message.content
+        content_key: Any = content if isinstance(content, str) else _freeze(content)
+        calls_key: Any = ()
+        if self.mode == "tiktoken_cl100k" and message.role == "assistant" and message.tool_calls:
+            calls_key = tuple(
+                (c.id, c.type, c.name, c.arguments, c.response_item_id) for c in message.tool_calls
+            )
+        return (message.role, content_key, calls_key)
+
+    def piece_tokens(self, message: Message) -> int:
+        """What this message adds to a list count (cached by role, content and tool calls)."""
+        key = self._cache_key(message)
+        cached = self._piece_cache.get(key)
+        if cached is not None:
+            return cached
+        if self.mode == "len_div_4":
+            value = max(len(sanitized_content(message.content)) // 4, 1)
+        else:
+            value = self._tiktoken_piece(message)
+        self._piece_cache[key] = value
+        return value
+
+    def _tiktoken_piece(self, message: Message) -> int:
+        content = message.content
+        block_tokens = 0
+        if isinstance(content, list):
+            texts: list[str] = []
+            for part in content:
+                if is_image_block(part):
+                    block_tokens += image_block_tokens(part, self._image_placeholder)
+                elif isinstance(part, Mapping) and (part.get("type") == "text" or "text" in part):
+                    texts.append(str(part.get("text") or ""))
+                elif isinstance(part, Mapping):
+                    dumped = json.dumps(sanitize_value(part), ensure_ascii=False, separators=(",", ":"))
+                    block_tokens += self.text_tokens(dumped)
+                elif isinstance(part, str):
+                    texts.append(part)
+            text = "\n".join(texts)
+        else:
+            text = sanitized_content(content)
+        total = block_tokens + self.text_tokens(f"<|start|>{message.role}\n{text}<|end|>")
+        if message.role == "assistant" and message.tool_calls:
+            calls = [c.to_openai() for c in message.tool_calls]
+            total += self.text_tokens(json.dumps(calls, ensure_ascii=False))
+        return total
+
+    @property
+    def overhead(self) -> int:
+        """The per-call constant of a non-empty list count in this mode."""
+        return CALL_OVERHEAD if self.mode == "tiktoken_cl100k" else 0
+
+    def message_tokens(self, message: Message) -> int:
+        """Count of a list holding just this message."""
+        return self.piece_tokens(message) + self.overhead
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        """openJiuwen's count of a message list (0 for an empty list)."""
+        if not messages:
+            return 0
+        return sum(self.piece_tokens(m) for m in messages) + self.overhead
+
+    def count_tools(self, tools: Sequence[Tool]) -> int:
+        """openJiuwen's count of the tool list in this mode (0 for none)."""
+        if not tools:
+            return 0
+        if self.mode == "len_div_4":
+            total = 0
+            for tool in tools:
+                dumped = json.dumps(tool.to_dict(), ensure_ascii=False, sort_keys=True)
+                total += max(len(dumped) // 4, 1)
+            return total
+        total = 0
+        for index, tool in enumerate(tools):
+            body = json.dumps(
+                {"name": tool.name, "description": tool.description or "", "parameters": tool.parameters},
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            total += self.text_tokens(f"<|start|>functions.{tool.name}:{index}\n{body}<|end|>")
+        return total + CALL_OVERHEAD
+
+
+def usage_tail_tokens(message: Message) -> int:
+    """What one message after the usage baseline adds: len(sanitized)//4, no minimum."""
+    return len(sanitized_content(message.content)) // 4
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for a JSON value, for cache keys."""
+    if isinstance(value, Mapping):
+        return tuple((k, _freeze(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ("__list__",) + tuple(_freeze(v) for v in value)
+    return value

@@ -1,0 +1,1 @@
+"""Rich renderables shared by the CLI and the TUI. May import core; never Textual."""
