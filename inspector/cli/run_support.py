@@ -1,0 +1,74 @@
+"""The loop every report command shares: load sources, apply tuning, diagnose, report errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.cli.common import apply_overrides, check_overrides, print_json_line, require_sources, tuning_overrides
+from inspector.core.artifact import Artifact, LoadError
+from inspector.core.diagnosis import Diagnosis, diagnose
+from inspector.core.engine import ContextEngine
+from inspector.core.tuning import Tuning
+from inspector.encoding import load_cl100k, make_counters
+from inspector.sources.loader import load_paths
+
+
+@dataclass
+class Evaluated:
+    """One artifact with its engine, effective tuning and diagnosis (None without a context)."""
+
+    artifact: Artifact
+    engine: ContextEngine | None
+    tuning: Tuning | None
+    diagnosis: Diagnosis | None
+
+
+class ReportRun:
+    """Iterates the sources of a command, counting unreadable inputs for the exit status."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.overrides: dict[str, Any] = tuning_overrides(args)
+        check_overrides(self.overrides)
+        self.sources = require_sources(getattr(args, "sources", []) or [])
+        self.json = bool(getattr(args, "json", False))
+        self.errors = 0
+        self.counters = make_counters()
+        self.counting_note = load_cl100k().note
+
+    def artifacts(self) -> Iterator[Artifact]:
+        """Loaded artifacts; each load error is reported (JSON line and stderr) and counted."""
+        for item in load_paths(self.sources):
+            if isinstance(item, LoadError):
+                self.report_error(item)
+            else:
+                yield item
+
+    def report_error(self, error: LoadError) -> None:
+        """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""
+        self.errors += 1
+        if self.json:
+            print_json_line(error.to_dict())
+        where = f" ({error.where})" if error.where else ""
+        print(f"error: {error.source}{where}: {error.error}", file=sys.stderr)
+
+    def evaluate(self, artifact: Artifact) -> Evaluated:
+        """Diagnose an artifact under the recorded tuning with the user's overrides."""
+        if artifact.snapshot is None:
+            return Evaluated(artifact, None, None, None)
+        tuning = apply_overrides(artifact.snapshot.tuning, self.overrides)
+        engine = ContextEngine(artifact.snapshot, self.counters)
+        return Evaluated(artifact, engine, tuning, diagnose(engine, tuning, artifact, self.counting_note))
+
+    def warn_inexact(self) -> None:
+        """Say once on stderr when exact counting is unavailable."""
+        if not self.counters["tiktoken_cl100k"].exact:
+            print(f"warning: {self.counting_note}", file=sys.stderr)
+
+    @property
+    def exit_status(self) -> int:
+        """0 when every input was read, 1 otherwise."""
+        return 1 if self.errors else 0

@@ -1,0 +1,44 @@
+"""`inspector snapshot SOURCE ... [TUNING]`: JSON Lines, one context snapshot per context found.
+
+For a dump this is the rebuilt pre-compression context. Tuning flags are written into the
+snapshot. Values that look like API keys are masked.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from inspector.cli.common import add_tuning_arguments, apply_overrides, print_json_line
+from inspector.cli.run_support import ReportRun
+from inspector.core.redact import mask_secrets
+from inspector.core.snapshot import ContextSnapshot
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Sources and tuning flags."""
+    parser.description = "Export each context found as a snapshot (JSON Lines)."
+    parser.add_argument("sources", nargs="*", metavar="SOURCE")
+    add_tuning_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one snapshot JSON object per context; errors as JSON lines with `error`."""
+    args.json = True
+    report = ReportRun(args)
+    for artifact in report.artifacts():
+        if artifact.snapshot is None:
+            continue
+        snapshot = artifact.snapshot
+        tuned = ContextSnapshot(
+            id=snapshot.id,
+            system_messages=snapshot.system_messages,
+            messages=snapshot.messages,
+            tools=snapshot.tools,
+            tuning=apply_overrides(snapshot.tuning, report.overrides),
+        )
+        record: dict[str, Any] = tuned.to_dict()
+        record["source"] = artifact.source
+        record["kind"] = artifact.kind
+        print_json_line(mask_secrets(record))
+    return report.exit_status

@@ -1,0 +1,40 @@
+"""`inspector why SOURCE ... [TUNING] [--json]`: the trigger decision explained, per context found."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from inspector.cli.common import add_tuning_arguments, print_json_line
+from inspector.cli.run_support import ReportRun
+from inspector.core.diagnosis import why_json
+from inspector.core.whatif import smallest_flips
+from inspector.render.why_report import why_report
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Sources, tuning flags and --json."""
+    parser.description = "Explain why each context found did or did not compress."
+    parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots, message lists")
+    add_tuning_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report (Rich) or JSON Lines; exit 1 if any input was unreadable."""
+    report = ReportRun(args)
+    report.warn_inexact()
+    console = Console(highlight=False)
+    for artifact in report.artifacts():
+        evaluated = report.evaluate(artifact)
+        if report.json:
+            print_json_line(why_json(artifact, evaluated.diagnosis))
+            continue
+        flips = []
+        priced = None
+        if evaluated.engine is not None and evaluated.tuning is not None:
+            flips = smallest_flips(evaluated.engine, evaluated.tuning)
+            priced = evaluated.engine.priced(evaluated.tuning.token_mode)
+        console.print(why_report(artifact, evaluated.diagnosis, priced, flips))
+    return report.exit_status
