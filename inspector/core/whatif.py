@@ -151,8 +151,8 @@ def default_sweep_values(engine: ContextEngine, tuning: Tuning, param: str, step
         return sorted({round(top * i / (steps - 1)) for i in range(steps)} | {tuning.keep_recent})
     if param == "context_max":
         current = tuning.context_max
-        values = {max(1, round(current * (0.25 * (16 ** (i / (steps - 1)))))) for i in range(steps)}
-        return sorted(values | {current})
+        sizes = {max(1, round(current * (0.25 * (16 ** (i / (steps - 1)))))) for i in range(steps)}
+        return sorted(sizes | {current})
     raise ConfigError("param", param, "one of " + ", ".join(SWEEP_PARAMS))
 
 
