@@ -1,0 +1,340 @@
+"""`inspector rerun SOURCE --base-url URL --model NAME [--api-key-env VAR] [--out DIR] [TUNING] [--json]`.
+
+Re-runs the LLM compaction for one context as openJiuwen would (same request, retries,
+wrapping, re-injection and benefit check), writes a dump and debug records in openJiuwen's
+schema into --out (never into the source folder), and prints a report or one JSON object.
+A dump source is re-run with its recorded prompt and memory-block wrapper.
+
+Exit status: 0 a reply came back and a result was built (applied, or one openJiuwen would
+drop for no benefit); 1 the source could not be read; 2 bad usage (flags, missing key
+variable, --out inside the source folder, not an LLM compressor); 3 the model call failed
+after openJiuwen's retries, or its reply held no usable summary; 4 nothing to compress
+under the effective tuning (no call made). The API key is never printed or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from inspector.cli.common import (
+    UsageError,
+    add_tuning_arguments,
+    apply_overrides,
+    check_overrides,
+    print_json_line,
+    tuning_overrides,
+)
+from inspector.core.artifact import Artifact, LoadError
+from inspector.core.compaction import Sampling
+from inspector.core.errors import ConfigError
+from inspector.core.rerun import Attempt, RerunResult, explain_outcome
+
+EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE, EXIT_MODEL_FAILED, EXIT_NOTHING = 0, 1, 2, 3, 4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """SOURCE, endpoint flags, prompt and output choices, tuning flags, --json."""
+    parser.description = (
+        "Re-run the LLM compaction for one context against an OpenAI-compatible endpoint, exactly as "
+        "openJiuwen would, and show the context before and after."
+    )
+    parser.epilog = (
+        "exit status: 0 result built, 1 unreadable source, 2 bad usage, 3 model call failed or no "
+        "usable summary, 4 nothing to compress. The API key is read from --api-key-env and never shown."
+    )
+    parser.add_argument(
+        "source", metavar="SOURCE", help="a dump, snapshot or message list (one context)"
+    )
+    parser.add_argument(
+        "--base-url", required=True, metavar="URL", help="e.g. https://api.openai.com/v1"
+    )
+    parser.add_argument(
+        "--model", required=True, metavar="NAME", help="model name sent in the request"
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the key",
+    )
+    parser.add_argument(
+        "--no-key", action="store_true", help="send no Authorization header (local servers)"
+    )
+    parser.add_argument(
+        "--out", metavar="DIR", help="folder for the new dump (default: the user data folder)"
+    )
+    parser.add_argument(
+        "--id", dest="artifact_id", metavar="ID", help="which context, when SOURCE holds several"
+    )
+    prompt = parser.add_mutually_exclusive_group()
+    prompt.add_argument("--prompt-file", metavar="PATH", help="use this compaction prompt")
+    prompt.add_argument(
+        "--builtin-prompt",
+        action="store_true",
+        help="use the inspector's prompt even for a dump source",
+    )
+    parser.add_argument(
+        "--no-tools",
+        action="store_true",
+        help="leave the agent's tools out of the request (openJiuwen sends them with tool_choice auto)",
+    )
+    parser.add_argument(
+        "--policy",
+        choices=("openjiuwen", "status"),
+        default="openjiuwen",
+        help="retry decisions from openJiuwen's text classification (default) or from status codes",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="seconds per HTTP call"
+    )
+    parser.add_argument("--temperature", type=float, default=0.95, metavar="F")
+    parser.add_argument("--top-p", type=float, default=0.1, metavar="F")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="extra request header",
+    )
+    add_tuning_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of the report")
+
+
+def _headers(raw: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header {name.strip() or item!r}: expected 'NAME: VALUE'")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _pick(found: list[Artifact], wanted: str | None) -> Artifact:
+    if wanted is not None:
+        for artifact in found:
+            if artifact.id == wanted:
+                return artifact
+        raise UsageError(
+            f"--id {wanted!r}: no context with that id (found: {', '.join(a.id for a in found[:8])})"
+        )
+    if len(found) > 1:
+        dumps = [a for a in found if a.kind == "dump"]
+        if len(dumps) == 1:
+            return dumps[0]
+        listed = ", ".join(a.id for a in found[:8]) + (" ..." if len(found) > 8 else "")
+        raise UsageError(f"SOURCE holds {len(found)} contexts; choose one with --id ({listed})")
+    return found[0]
+
+
+def result_json(result: RerunResult) -> dict[str, Any]:
+    """The --json object of a re-run (no key, no full messages; the dump holds those)."""
+    c = result.compaction
+    return {
+        "processor": result.identity.processor_type,
+        "session_id": result.identity.session_id,
+        "context_id": result.identity.context_id,
+        "model": result.model,
+        "outcome": result.outcome,
+        "openjiuwen_would_apply": result.openjiuwen_would_apply,
+        "explanation": explain_outcome(result),
+        "prompt_source": result.prompt_source,
+        "tools_offered": result.include_tools and bool(result.snapshot.tools),
+        "policy": result.policy,
+        "trigger": {
+            "hit": result.evaluation.hit,
+            "reason": result.evaluation.reason,
+            "total_tokens": result.evaluation.total_tokens,
+            "threshold": result.evaluation.threshold,
+        },
+        "span_first": result.initial_span.counts,
+        "span_sent": result.final_span.counts,
+        "tokens_before": c.tokens_before if c else None,
+        "tokens_after": c.tokens_after if c else None,
+        "reduction": c.reduction if c else None,
+        "reduction_ratio": c.reduction_ratio if c else None,
+        "tokens_after_without_reinjection": c.tokens_after_without_reinjection if c else None,
+        "recovered_tokens": c.recovered_tokens if c else None,
+        "recovered_files": list(c.reinjection.files) if c else [],
+        "messages_after": len(c.new_messages) if c else None,
+        "summary": c.summary if c else None,
+        "reply_tool_calls": len(result.reply.tool_calls) if result.reply else 0,
+        "failure": result.failure_reason,
+        "attempts": [_attempt_json(a) for a in result.attempts],
+        "findings": [f.to_dict() for f in result.findings],
+        "lost": [
+            {
+                "kind": i.kind,
+                "text": i.text,
+                "message_index": i.message_index,
+                "restored": i.restored,
+            }
+            for i in result.losses
+        ],
+        "usage": dict(result.usage) if result.usage else None,
+    }
+
+
+def _attempt_json(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "number": attempt.number,
+        "span": attempt.span.counts,
+        "request_messages": attempt.request_messages,
+        "status_code": attempt.status_code,
+        "transport_failure": attempt.failure.transport if attempt.failure else None,
+        "openjiuwen_kind": attempt.openjiuwen_kind,
+        "status_kind": attempt.status_kind,
+        "action": attempt.action,
+        "reason": attempt.reason,
+        "budget_ratio": attempt.budget_ratio,
+        "delay_seconds": attempt.delay_s,
+        "duration_ms": round(attempt.duration_s * 1000, 1),
+        "server_message": attempt.failure.error_message if attempt.failure else None,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, re-run, write, report; exit status as in the module docstring."""
+    from inspector.encoding import load_cl100k, make_counters
+    from inspector.llm import (
+        EndpointConfig,
+        MissingApiKey,
+        NothingToCompress,
+        OutputDirError,
+        check_out_dir,
+        default_out_dir,
+        rerun_compaction,
+        write_rerun,
+    )
+    from inspector.llm.inputs import rerun_inputs
+    from inspector.sources.loader import load_paths
+
+    overrides = tuning_overrides(args)
+    check_overrides(overrides)
+    if args.timeout <= 0:
+        raise UsageError("--timeout: must be > 0 seconds")
+    headers = _headers(args.header)
+    out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
+    try:
+        check_out_dir(out_dir, [args.source])
+    except OutputDirError as error:
+        raise UsageError(str(error)) from None
+
+    found: list[Artifact] = []
+    errors: list[LoadError] = []
+    for item in load_paths([args.source]):
+        if isinstance(item, LoadError):
+            errors.append(item)
+        elif item.snapshot is not None:
+            found.append(item)
+    if not found:
+        for problem in errors:
+            if args.json:
+                print_json_line(problem.to_dict())
+            where = f" ({problem.where})" if problem.where else ""
+            print(f"error: {problem.source}{where}: {problem.error}", file=sys.stderr)
+        if not errors:
+            print(f"error: {args.source}: no context to re-run in it", file=sys.stderr)
+        return EXIT_UNREADABLE
+    artifact = _pick(found, args.artifact_id)
+    assert artifact.snapshot is not None
+    try:
+        tuning = apply_overrides(artifact.snapshot.tuning, overrides)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    try:
+        inputs = rerun_inputs(
+            artifact, tuning, prompt_file=args.prompt_file, use_builtin=args.builtin_prompt
+        )
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({error})") from None
+    endpoint = EndpointConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
+        extra_headers=headers,
+        sampling=Sampling(temperature=args.temperature, top_p=args.top_p),
+        require_key=not args.no_key,
+    )
+    counters = make_counters()
+    if tuning.token_mode == "tiktoken_cl100k" and not counters["tiktoken_cl100k"].exact:
+        print(f"warning: {load_cl100k().note}", file=sys.stderr)
+
+    def progress(attempt: Attempt) -> None:
+        if not args.json:
+            print(attempt.describe(), file=sys.stderr)
+
+    try:
+        result = asyncio.run(
+            rerun_compaction(
+                artifact.snapshot,
+                tuning,
+                endpoint,
+                prompt=inputs.prompt,
+                prompt_source=inputs.prompt_source,
+                wrapper=inputs.wrapper,
+                include_tools=not args.no_tools,
+                policy=args.policy,
+                counter=counters[tuning.token_mode],
+                identity=inputs.identity,
+                on_attempt=progress,
+            )
+        )
+    except MissingApiKey as error:
+        raise UsageError(str(error)) from None
+    except ConfigError as error:
+        raise UsageError(
+            f"--processor: {error}; rerun supports openJiuwen's LLM compressors"
+        ) from None
+    except NothingToCompress as error:
+        if args.json:
+            print_json_line(
+                {
+                    "source": artifact.source,
+                    "id": artifact.id,
+                    "outcome": "nothing_to_compress",
+                    "error": str(error),
+                }
+            )
+        print(f"{artifact.source}: {error}; no model call was made", file=sys.stderr)
+        return EXIT_NOTHING
+    try:
+        written = write_rerun(result, out_dir)
+        written_info: dict[str, Any] = {
+            "folder": str(written.folder),
+            "dump": str(written.dump) if written.dump else None,
+            "debug_log": str(written.debug_log),
+        }
+    except OutputDirError as error:
+        print(f"warning: {error}; nothing written", file=sys.stderr)
+        written_info = {"folder": None, "dump": None, "debug_log": None, "error": str(error)}
+    if args.json:
+        print_json_line(
+            {
+                "source": artifact.source,
+                "id": artifact.id,
+                "kind": artifact.kind,
+                **result_json(result),
+                "written": written_info,
+            }
+        )
+    else:
+        from rich.console import Console
+
+        from inspector.render.rerun_report import rerun_report
+
+        Console(highlight=False).print(
+            rerun_report(
+                result,
+                source=artifact.source,
+                endpoint=args.base_url,
+                written=written_info,
+                recorded=artifact.recorded if artifact.kind == "dump" else None,
+            )
+        )
+    return EXIT_OK if result.outcome in ("applied", "no_benefit") else EXIT_MODEL_FAILED

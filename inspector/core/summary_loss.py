@@ -1,0 +1,149 @@
+"""What a summary lost: file paths, identifiers and error messages of the replaced region
+that the summary no longer mentions.
+
+Heuristic by nature: candidates are pulled from message text and tool-call arguments with
+regular expressions, then looked up in the summary. A path counts as kept when the summary
+holds it or a trailing part of it with at least two components (`src/x/parse.py` keeps
+`/work/src/x/parse.py`); files put back by the `<recovered_context>` message are reported
+as restored, not lost. Must not import anything outside the standard library and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from inspector.core.messages import Message
+from inspector.core.reinjection import message_to_text, parse_jsonish_tool_result
+
+LossKind = Literal["path", "identifier", "error"]
+
+_PATH_RE = re.compile(
+    r"(?<![\w/.-])((?:/|\./|\.\./|~/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}|"
+    r"/(?:[\w.-]+/)*[\w.-]+)(?![\w/])"
+)
+_BACKTICK_RE = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
+_DEF_RE = re.compile(r"\b(?:def|class|function|fn|func)\s+([A-Za-z_]\w*)")
+_CALL_RE = re.compile(r"\b([A-Za-z_]\w*_\w*|[a-z]+[A-Z]\w*)\(")
+_ERROR_LINE_RE = re.compile(
+    r"(?:^|\s)((?:[A-Z]\w*(?:Error|Exception|Failure)|Traceback|FAILED|ERROR|error)\b[:\s][^\n]{0,160})"
+)
+_ERROR_NAME_RE = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Failure))\b")
+_FAILED_TEST_RE = re.compile(r"FAILED\s+(\S+::\S+)")
+_COMMON_WORDS = frozenset({"self", "None", "True", "False", "print", "return", "import"})
+
+
+@dataclass(frozen=True, slots=True)
+class LostItem:
+    """One thing in the replaced region the summary does not mention."""
+
+    kind: LossKind
+    text: str
+    #: Index (in the context) of the first message it appears in.
+    message_index: int
+    #: True when the recovered-context message puts it back (a re-injected file or its content).
+    restored: bool = False
+
+
+def _unescape(text: str) -> str:
+    # Tool results often hold a Python repr (`data={'stdout': '...\\n...'}`): undo the escapes
+    # so that lines and paths split where they did in the original output.
+    return text.replace("\\n", "\n").replace("\\t", "\t")
+
+
+def _candidates(message: Message) -> list[str]:
+    texts = [_unescape(message_to_text(message))]
+    texts.extend(_unescape(call.arguments) for call in message.tool_calls)
+    return texts
+
+
+def _paths(text: str) -> list[str]:
+    found = []
+    for match in _PATH_RE.finditer(text):
+        path = match.group(1).rstrip(".")
+        if (
+            path.count("/") >= 1
+            and len(path) > 3
+            and "://" not in text[max(match.start() - 3, 0) : match.start() + 3]
+        ):
+            found.append(path)
+    return found
+
+
+def _identifiers(text: str) -> list[str]:
+    names = [*_BACKTICK_RE.findall(text), *_DEF_RE.findall(text), *_CALL_RE.findall(text)]
+    return [n for n in names if len(n) >= 4 and n not in _COMMON_WORDS and "/" not in n]
+
+
+def _errors(text: str) -> list[str]:
+    out = []
+    for match in _ERROR_LINE_RE.finditer(text):
+        line = " ".join(match.group(1).split())
+        line = re.split(r"\s={3,}", line)[0].strip()  # pytest's ==== separators end a line
+        if line.lower().startswith("error=none") or " " not in line:
+            continue
+        out.append(line)
+    return out
+
+
+def path_mentioned(path: str, summary: str) -> bool:
+    """True when `summary` holds the path or a trailing part of it with >= 2 components."""
+    if path in summary:
+        return True
+    parts = [p for p in path.split("/") if p not in ("", ".", "..", "~")]
+    return any("/".join(parts[i:]) in summary for i in range(0, max(len(parts) - 1, 0)))
+
+
+def error_mentioned(error: str, summary: str) -> bool:
+    """True when the summary holds the error line, its exception name, or its failing test id."""
+    if error in summary:
+        return True
+    for pattern in (_FAILED_TEST_RE, _ERROR_NAME_RE):
+        match = pattern.search(error)
+        if match and match.group(1) in summary:
+            return True
+    head = error.split(":", 1)[-1].strip()[:40]
+    return bool(head) and head in summary
+
+
+def _result_path(message: Message) -> str | None:
+    result = parse_jsonish_tool_result(message_to_text(message))
+    path = result.get("file_path") if isinstance(result, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def summary_losses(
+    messages: Sequence[Message],
+    summary: str,
+    start_index: int = 0,
+    restored_paths: Iterable[str] = (),
+) -> list[LostItem]:
+    """Paths, identifiers and errors in `messages` (the replaced region) missing from `summary`."""
+    restored = set(restored_paths)
+    seen: set[tuple[str, str]] = set()
+    lost: list[LostItem] = []
+
+    def add(kind: LossKind, text: str, index: int, is_restored: bool = False) -> None:
+        key = (kind, text[:80])
+        if key in seen:
+            return
+        seen.add(key)
+        lost.append(LostItem(kind, text, index, is_restored))
+
+    for offset, message in enumerate(messages):
+        index = start_index + offset
+        from_restored = message.role == "tool" and _result_path(message) in restored
+        for text in _candidates(message):
+            for path in _paths(text):
+                if not path_mentioned(path, summary):
+                    add("path", path, index, from_restored or path in restored)
+            for name in _identifiers(text):
+                if name not in summary:
+                    add("identifier", name, index, from_restored)
+            if message.role in ("tool", "assistant", "user"):
+                for error in _errors(text):
+                    if not error_mentioned(error, summary):
+                        add("error", error, index)
+    return lost
