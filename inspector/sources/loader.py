@@ -1,133 +1,653 @@
 """Read files and folders into artifacts; every unreadable file becomes one LoadError.
 
-Detection is by content: a snapshot object (or JSON Lines of them), or a plain message list.
+What a file is, is decided by its content: a compression dump, debug-log records (JSON
+Lines), a snapshot (our interchange format, or a scenario `input.json`), or a message list
+(openJiuwen, OpenAI chat or Anthropic messages; an array, an object with `messages`, or
+JSON Lines). Debug records from every source are joined with every dump (by processor,
+session, context and time) before anything is yielded, so a dump folder and a debug folder
+given separately still link.
+
+Folders are searched recursively for `*.json`, `*.jsonl` and `*.ndjson` (hidden entries
+skipped, symlinked folders not followed); their artifacts come newest first. JSON that is
+none of the formats (a harness's `result.json`, `http_requests.json`, `index.json`) is
+skipped quietly inside a folder but is an error when named explicitly. A path holding
+`{session_id}` or `{context_id}` (as openJiuwen's configured folders do) matches every
+folder in their place. Nothing is ever written. Must not import Textual or Rich.
+
+Results stream: debug logs and the (few) other files are read first; dump files are only
+peeked at (their first keys and their file name or last bytes give processor, session,
+context and time), so records and dumps are linked before anything is yielded, and each
+dump is then read in full only when its turn comes, newest first.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.errors import InspectorError
-from inspector.core.messages import parse_messages
-from inspector.core.snapshot import ContextSnapshot, looks_like_snapshot, snapshot_from_dict
+from inspector.core.snapshot import looks_like_snapshot, snapshot_from_dict
+from inspector.core.timeline import (
+    DebugRecord,
+    DumpRef,
+    group_runs,
+    link_runs,
+    safe_name,
+    session_timelines,
+)
+from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
+from inspector.sources.debuglog import check_debug_record, debug_artifact, looks_like_debug_record
+from inspector.sources.dump import (
+    DUMP_NAME_RE,
+    DumpFile,
+    dump_artifact,
+    kept_message_ids,
+    looks_like_dump,
+    parse_dump,
+)
+from inspector.sources.formats import (
+    looks_like_message_container,
+    looks_like_message_list,
+    read_message_list,
+)
+from inspector.sources.jsonio import (
+    MAX_DOCUMENT_BYTES,
+    MAX_FILE_BYTES,
+    ReadProblem,
+    read_json_file,
+    summarize_problems,
+)
 
-#: Files above this size are refused with a clear message instead of exhausting memory.
-MAX_FILE_BYTES = 2 * 1024**3
+#: Start of the error text for a shape no check anticipated (tests assert it never occurs).
+UNEXPECTED = "unexpected structure"
+
+#: File name endings a folder scan reads (explicit file arguments are read whatever their name).
+FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 
-def load_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[LoadResult]:
-    """Every artifact and load error found under `paths`, in input order."""
-    for path in paths:
-        target = Path(path)
-        if target.is_dir():
-            for file in sorted(p for p in target.rglob("*") if p.is_file()):
-                yield from load_file(file)
-        elif target.exists():
-            yield from load_file(target)
-        else:
-            yield LoadError(str(path), "no such file or folder")
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file a folder scan passed over, and why (not an error)."""
+
+    source: str
+    reason: str
 
 
-def load_file(path: Path) -> list[LoadResult]:
-    """The artifacts of one file, or one LoadError saying why it cannot be read."""
+@dataclass(slots=True)
+class _FileLoad:
+    """What one file held, before linking."""
+
+    path: Path
+    group: int
+    explicit: bool
+    mtime: float
+    artifacts: list[Artifact] = field(default_factory=list)
+    dumps: list[DumpFile] = field(default_factory=list)
+    records: list[DebugRecord] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+
+def expand_source(path: str | os.PathLike[str]) -> list[Path]:
+    """A source path, with `{session_id}` / `{context_id}` turned into wildcards."""
+    text = os.fspath(path)
+    if "{session_id}" in text or "{context_id}" in text:
+        pattern = glob.escape(text).replace("{session_id}", "*").replace("{context_id}", "*")
+        # glob.escape leaves braces alone, so the placeholders are still there to replace
+        return sorted(Path(p) for p in glob.glob(pattern))
+    return [Path(text)]
+
+
+def scan_folder(folder: Path) -> list[Path]:
+    """Candidate files under `folder`, recursively; hidden entries and symlinked folders skipped."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and name.lower().endswith(FOLDER_SUFFIXES):
+                found.append(Path(root) / name)
+    return found
+
+
+def load_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    counters: Mapping[str, TokenCounter] | None = None,
+    skipped: list[Skipped] | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[LoadResult]:
+    """Every artifact and load error found under `paths`, in input order (folders newest first).
+
+    `counters` are the token counters used to infer a dump's token mode (made on first
+    need when not given); `skipped` collects files a folder scan passed over; `progress`
+    is called with (files read, files to read).
+    """
+    plan: list[tuple[int, Path, bool]] = []
+    missing: list[tuple[int, LoadError]] = []
+    seen: set[Path] = set()
+    groups = 0
+    for group, raw in enumerate(paths):
+        groups = group + 1
+        expanded = expand_source(raw)
+        if not expanded:
+            missing.append((group, LoadError(os.fspath(raw), "no folder matches this template")))
+        for target in expanded:
+            if target.is_dir():
+                files = [(f, False) for f in scan_folder(target)]
+            elif target.exists():
+                files = [(target, True)]
+            else:
+                missing.append((group, LoadError(str(target), "no such file or folder")))
+                continue
+            for file, explicit in files:
+                key = _identity(file)
+                if key in seen:
+                    continue
+                seen.add(key)
+                plan.append((group, file, explicit))
+    yield from _Streamer(plan, missing, groups, counters, skipped, max_file_bytes, progress).run()
+
+
+def _identity(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path.absolute()
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def load_file(path: Path, counters: Mapping[str, TokenCounter] | None = None) -> list[LoadResult]:
+    """The artifacts of one file on its own (no cross-file linking), or its LoadError."""
+    return list(load_paths([path], counters=counters))
+
+
+def _load_file(
+    path: Path, group: int, explicit: bool, max_file_bytes: int, skipped: list[Skipped] | None
+) -> _FileLoad:
     source = str(path)
+    load = _FileLoad(path, group, explicit, _mtime(path))
+    result = read_json_file(path, max_file_bytes=max_file_bytes)
+    if result.problem is not None:
+        load.errors.append(LoadError(source, result.problem.error, result.problem.where))
+    if not result.documents:
+        return load
+    try:
+        bad = _classify(result.documents, result.json_lines, load)
+    except RecursionError:
+        load.errors.append(LoadError(source, "JSON nested too deeply"))
+        bad = []
+    if bad:
+        # one error per file: the unreadable lines and the refused records together
+        load.errors = [
+            e for e in load.errors if e.error != (result.problem.error if result.problem else None)
+        ]
+        merged = summarize_problems(result.bad_records + bad)
+        assert merged is not None
+        load.errors.append(LoadError(source, merged.error, merged.where))
+    if not (load.artifacts or load.dumps or load.records or load.errors):
+        what = _describe_unknown(result.documents[0][1])
+        if explicit:
+            load.errors.append(
+                LoadError(
+                    source,
+                    f"not an inspector artifact ({what}): expected a dump, debug log, snapshot or message list",
+                )
+            )
+        elif skipped is not None:
+            skipped.append(Skipped(source, f"not an inspector artifact ({what})"))
+    return load
+
+
+def locate_key(path: Path, where: str | None) -> str | None:
+    """Add the line and byte of a "key a.b[3].c" location, found by scanning the file's bytes."""
+    if not where or not where.startswith("key "):
+        return where
+    try:
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            return where
+        data = path.read_bytes()
+    except OSError:
+        return where
+    position = -1
+    for part in re.split(r"[.\[]", where[4:]):
+        name = part.rstrip("]")
+        if not name or name.isdigit():
+            continue
+        found = data.find(b'"' + name.encode("utf-8", "replace") + b'"', position + 1)
+        if found < 0:
+            return where
+        position = found
+    if position < 0:
+        return where
+    line = data.count(b"\n", 0, position) + 1
+    return f"{where} (line {line}, byte {position})"
+
+
+def _describe_unknown(document: Any) -> str:
+    if isinstance(document, Mapping):
+        if "context_changed" in document:
+            return "a harness result.json"
+        if "scenarios" in document:
+            return "a scenario index"
+        keys = ", ".join(list(document.keys())[:4])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(document, list):
+        if document and all(isinstance(i, Mapping) and "response_status" in i for i in document):
+            return "a list of recorded HTTP requests"
+        return f"a list of {len(document)} items that are not messages"
+    return f"a JSON {type(document).__name__}"
+
+
+def _classify(
+    documents: list[tuple[str | None, Any]], json_lines: bool, load: _FileLoad
+) -> list[ReadProblem]:
+    """Sort the documents of one file into dumps, debug records and context artifacts.
+
+    Returns the JSON Lines records refused for their content (a single document's problem
+    goes straight to `load.errors`).
+    """
+    source = str(load.path)
+    bad_records: list[ReadProblem] = []
+    pending_messages: list[tuple[str | None, Any]] = []
+
+    def flush_messages() -> None:
+        if pending_messages:
+            where = pending_messages[0][0]
+            try:
+                _add_messages(
+                    [m for _, m in pending_messages], None, source, where, load, json_lines
+                )
+            except InspectorError as error:
+                bad_records.append(
+                    ReadProblem(str(getattr(error, "message", None) or error), where)
+                )
+            except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+                bad_records.append(
+                    ReadProblem(f"{UNEXPECTED} ({type(error).__name__}: {error})", where)
+                )
+            pending_messages.clear()
+
+    for where, document in documents:
+        line = int(where.split()[1]) if where and where.startswith("line ") else None
+        if json_lines and isinstance(document, Mapping) and isinstance(document.get("role"), str):
+            pending_messages.append((where, document))
+            continue
+        flush_messages()
+        try:
+            if looks_like_debug_record(document):
+                check_debug_record(document)
+                load.records.append(DebugRecord(document, source, line))
+            elif looks_like_dump(document):
+                load.dumps.append(parse_dump(document, source))
+            elif looks_like_snapshot(document):
+                label = (
+                    f"{load.path.name}:{where}" if where else _snapshot_label(document, load.path)
+                )
+                snapshot = snapshot_from_dict(document, default_id=label)
+                load.artifacts.append(
+                    Artifact(
+                        source=source,
+                        id=snapshot.id,
+                        kind="snapshot",
+                        snapshot=snapshot,
+                        session_id=_str(document.get("session_id")),
+                        context_id=_str(document.get("context_id")),
+                        processor=snapshot.tuning.processor_class
+                        if "processor" in snapshot.recorded_fields
+                        else None,
+                        recorded_token_mode=snapshot.tuning.token_mode
+                        if "token_mode" in snapshot.recorded_fields
+                        else None,
+                    )
+                )
+            elif looks_like_message_list(document):
+                _add_messages(document, None, source, where, load, json_lines)
+            elif looks_like_message_container(document):
+                _add_messages(document["messages"], document, source, where, load, json_lines)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+            # a shape no check anticipated: say so plainly instead of failing the whole load
+            detail = f"{UNEXPECTED} ({type(error).__name__}: {error})"
+            if json_lines:
+                bad_records.append(ReadProblem(detail, where))
+            else:
+                load.errors.append(LoadError(source, detail, where))
+        except InspectorError as error:
+            where_text = getattr(error, "where", None)
+            detail = str(getattr(error, "message", None) or error)
+            location = " ".join(p for p in (where, where_text) if p) or None
+            if json_lines:
+                bad_records.append(ReadProblem(detail, location))
+            else:
+                load.errors.append(LoadError(source, detail, locate_key(load.path, location)))
+    flush_messages()
+    return bad_records
+
+
+def _snapshot_label(document: Mapping[str, Any], path: Path) -> str:
+    scenario = document.get("scenario")
+    return scenario if isinstance(scenario, str) and scenario else str(path)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _add_messages(
+    messages: list[Any],
+    container: Mapping[str, Any] | None,
+    source: str,
+    where: str | None,
+    load: _FileLoad,
+    json_lines: bool,
+) -> None:
+    from inspector.core.snapshot import ContextSnapshot
+
+    parsed = read_message_list(messages, container)
+    label = (
+        f"{load.path.name}:{where}"
+        if where and not (json_lines and container is None)
+        else load.path.name
+    )
+    snapshot = ContextSnapshot(
+        id=label,
+        system_messages=parsed.system_messages,
+        messages=parsed.messages,
+        tools=parsed.tools,
+        tuning=Tuning(),
+        extra={"format": parsed.format, "notes": list(parsed.notes)},
+    )
+    load.artifacts.append(
+        Artifact(
+            source=source,
+            id=label,
+            kind="messages",
+            snapshot=snapshot,
+            extra={"format": parsed.format, "notes": list(parsed.notes)},
+        )
+    )
+
+
+_DUMP_KEYS_RE = re.compile(rb'"(?:processor_type|compression_request|context_after)"\s*:')
+_HEAD_FIELD_RES = {
+    name: re.compile(rb'"' + name.encode() + rb'"\s*:\s*("(?:[^"\\]|\\.)*")')
+    for name in ("processor_type", "session_id", "context_id")
+}
+_TAIL_TIMESTAMP_RE = re.compile(rb'"timestamp"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*}\s*$')
+_MESSAGE_ID_RE = re.compile(rb'"context_message_id"\s*:\s*"([^"\\]{1,200})"')
+_PEEK_BYTES = 64 * 1024
+
+
+def _peek(path: Path) -> tuple[str, bytes]:
+    """("log" | "dump" | "other", first bytes): a cheap guess that only decides reading order."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_PEEK_BYTES)
+    except OSError:
+        return "other", b""
+    first = head.lstrip().split(b"\n", 1)[0].strip()
+    if first.startswith(b"{") and first.endswith(b"}"):
+        try:
+            record = json.loads(first)
+        except (ValueError, RecursionError):
+            record = None
+        if looks_like_debug_record(record):
+            return "log", head
+    if _DUMP_KEYS_RE.search(head[:8192]):
+        return "dump", head
+    return "other", head
+
+
+def _head_field(head: bytes, name: str) -> str | None:
+    match = _HEAD_FIELD_RES[name].search(head[:8192])
+    if not match:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _dump_header(path: Path, head: bytes) -> DumpRef:
+    """What linking needs, from a dump's first keys and its file name or last bytes."""
+    name_match = DUMP_NAME_RE.match(path.name)
+    timestamp: float | None = None
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return [LoadError(source, f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")]
+        with path.open("rb") as handle:
+            handle.seek(max(size - 512, 0))
+            tail = handle.read()
+        found = _TAIL_TIMESTAMP_RE.search(tail)
+        if found:
+            timestamp = float(found.group(1))
+    except (OSError, ValueError):
+        timestamp = None
+    if timestamp is None and name_match:
+        timestamp = int(name_match.group(1)) / 1000
+    processor = _head_field(head, "processor_type") or (name_match.group(2) if name_match else None)
+    session = _head_field(head, "session_id") or (name_match.group(3) if name_match else None)
+    stem = path.name[:-5] if path.name.endswith(".json") else path.name
+    return DumpRef(stem, processor, session, _head_field(head, "context_id"), timestamp)
+
+
+def _kept_ids_from_file(path: Path) -> frozenset[str]:
+    """context_message_ids in a dump's context_after, found without parsing the file."""
+    try:
         data = path.read_bytes()
-    except OSError as error:
-        return [LoadError(source, f"cannot read: {error.strerror or error}")]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return [LoadError(source, "not UTF-8 text (binary file?)", f"byte {error.start}")]
-    try:
-        documents = parse_json_documents(text)
-    except _JsonProblem as problem:
-        return [LoadError(source, problem.message, problem.where)]
-    results: list[LoadResult] = []
-    for where, document in documents:
-        try:
-            results.append(artifact_from_document(document, source, where))
-        except InspectorError as error:
-            results.append(LoadError(source, str(error), where))
-        except RecursionError:
-            results.append(LoadError(source, "JSON nested too deeply", where))
-    return results
+    except OSError:
+        return frozenset()
+    start = data.rfind(b'"context_after"')
+    if start < 0:
+        return frozenset()
+    end = data.find(b'"benefit"', start)
+    return frozenset(
+        m.group(1).decode("utf-8", "replace")
+        for m in _MESSAGE_ID_RE.finditer(data, start, end if end > 0 else len(data))
+    )
 
 
-class _JsonProblem(Exception):
-    def __init__(self, message: str, where: str | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.where = where
+class _Streamer:
+    """Reads logs and other files, links them with dump headers, then yields group by group."""
 
+    def __init__(
+        self,
+        plan: list[tuple[int, Path, bool]],
+        missing: list[tuple[int, LoadError]],
+        groups: int,
+        counters: Mapping[str, TokenCounter] | None,
+        skipped: list[Skipped] | None,
+        max_file_bytes: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self.plan = plan
+        self.missing = missing
+        self.groups = groups
+        self.counters = counters
+        self.skipped = skipped
+        self.max_file_bytes = max_file_bytes
+        self.progress = progress
+        self.done = 0
+        self._made: dict[str, TokenCounter] | None = None
+        self.loads: dict[Path, _FileLoad] = {}
+        self.heads: dict[Path, DumpRef] = {}
+        self._kept_ids: dict[str, frozenset[str]] = {}
+        self._ref_paths: dict[str, Path] = {}
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    def provide(self) -> dict[str, TokenCounter]:
+        """Token counters, made on first need."""
+        if self.counters is not None:
+            return dict(self.counters)
+        if self._made is None:
+            from inspector.encoding import make_counters
 
+            self._made = make_counters()
+        return self._made
 
-def parse_json_documents(text: str) -> list[tuple[str | None, Any]]:
-    """One JSON document, or JSON Lines (one per non-empty line) with "line N" locations."""
-    if not text.strip():
-        raise _JsonProblem("empty file", None)
-    try:
-        return [(None, json.loads(text, parse_constant=_reject_constant))]
-    except RecursionError:
-        raise _JsonProblem("JSON nested too deeply", None) from None
-    except ValueError as whole_error:
-        lines = text.splitlines()
-        if len(lines) < 2:
-            raise _JsonProblem(_json_error_text(whole_error), _json_where(whole_error)) from None
-        documents: list[tuple[str | None, Any]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
+    def _tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, len(self.plan))
+
+    def run(self) -> Iterator[LoadResult]:
+        """The whole load, streamed."""
+        for group, file, explicit in self.plan:
+            kind, head = _peek(file)
+            if kind == "dump" and not explicit:
+                self.heads[file] = _dump_header(file, head)
+                self._ref_paths[self.heads[file].id] = file
+            else:
+                self.loads[file] = _load_file(
+                    file, group, explicit, self.max_file_bytes, self.skipped
+                )
+                self._tick()
+        parsed = [d for load in self.loads.values() for d in load.dumps]
+        for dump in parsed:
+            self._kept_ids[dump.id] = kept_message_ids(dump)
+        self.refs = list(self.heads.values()) + [d.ref for d in parsed]
+        records = [r for load in self.loads.values() for r in load.records]
+        self.runs, self.by_dump = link_runs(group_runs(records), self.refs)
+        self.timelines = session_timelines(self.runs, self.refs)
+        self._attach_debug_artifacts()
+        for group in range(self.groups):
+            for missing_group, missing_error in self.missing:
+                if missing_group == group:
+                    yield missing_error
+            members = [(file, explicit) for g, file, explicit in self.plan if g == group]
+            if all(explicit for _, explicit in members):
+                for file, _ in members:
+                    yield from self._file_results(self.loads[file])
+            else:
+                yield from self._folder_results(members)
+
+    def _timeline(self, session: str | None) -> list[dict[str, Any]]:
+        return self.timelines.get(None if session is None else safe_name(session), [])
+
+    def _attach_debug_artifacts(self) -> None:
+        """One artifact per run that did not end in a dump, kept with the log it came from."""
+        per_file = {str(path): load for path, load in self.loads.items()}
+        contexts = _snapshots_by_key(list(self.loads.values()))
+        runs_per_key = Counter(run.key for run in self.runs)
+        for run in self.runs:
+            owner = per_file.get(run.source)
+            if run.dump_id is not None or owner is None:
                 continue
-            try:
-                documents.append((f"line {number}", json.loads(line, parse_constant=_reject_constant)))
-            except RecursionError:
-                raise _JsonProblem("JSON nested too deeply", f"line {number}") from None
-            except ValueError as error:
-                raise _JsonProblem(_json_error_text(error), f"line {number}") from None
-        return documents
+            # a snapshot naming this session and context (a scenario's input.json) is the
+            # context the check saw, when the log holds exactly one check for it
+            match = contexts.get(run.key) if runs_per_key[run.key] == 1 else None
+            owner.artifacts.append(debug_artifact(run, self._timeline(run.session_id), match))
+
+    def _file_results(self, load: _FileLoad) -> Iterator[LoadResult]:
+        """An explicit file's results in file order (dumps made into artifacts here)."""
+        yield from load.errors
+        for dump in load.dumps:
+            yield self._dump_result(dump, load.path)
+        yield from load.artifacts
+
+    def _folder_results(self, members: list[tuple[Path, bool]]) -> Iterator[LoadResult]:
+        """A folder's results: read errors first, then everything newest first."""
+        entries: list[tuple[float | None, float, int, Any]] = []
+        for order, (file, _) in enumerate(members):
+            load = self.loads.get(file)
+            if load is None:
+                ref = self.heads[file]
+                entries.append((ref.timestamp, _mtime(file), order, file))
+                continue
+            yield from load.errors
+            for dump in load.dumps:
+                entries.append((dump.timestamp, load.mtime, order, (dump, load.path)))
+            for artifact in load.artifacts:
+                entries.append((artifact.timestamp, load.mtime, order, artifact))
+        entries.sort(key=lambda e: (e[0] is None, -(e[0] if e[0] is not None else e[1]), e[2]))
+        for _, _, _, item in entries:
+            if isinstance(item, Artifact):
+                yield item
+            elif isinstance(item, tuple):
+                yield self._dump_result(item[0], item[1])
+            else:
+                yield from self._late_file(item)
+
+    def _late_file(self, file: Path) -> Iterator[LoadResult]:
+        """A dump file read in full at its turn (anything else found in it is yielded too)."""
+        load = _load_file(file, 0, False, self.max_file_bytes, self.skipped)
+        self._tick()
+        yield from load.errors
+        for dump in load.dumps:
+            yield self._dump_result(dump, file)
+        if load.records:
+            late_runs, _ = link_runs(group_runs(load.records), [])
+            for run in late_runs:
+                yield debug_artifact(run, [run.to_dict()])
+        yield from load.artifacts
+
+    def _earlier_kept(self, dump: DumpFile) -> frozenset[str]:
+        """Message ids that earlier dumps of the same processor, session and context kept."""
+        key = (dump.processor, safe_name(dump.ref.session_id or ""), dump.context_id)
+        ids: set[str] = set()
+        for ref in self.refs:
+            if (
+                ref.id == dump.id
+                or (ref.processor, safe_name(ref.session_id or ""), ref.context_id) != key
+            ):
+                continue
+            if ref.timestamp is None or dump.timestamp is None or ref.timestamp >= dump.timestamp:
+                continue
+            if ref.id not in self._kept_ids:
+                path = self._ref_paths.get(ref.id)
+                self._kept_ids[ref.id] = _kept_ids_from_file(path) if path else frozenset()
+            ids |= self._kept_ids[ref.id]
+        return frozenset(ids)
+
+    def _dump_result(self, dump: DumpFile, path: Path) -> LoadResult:
+        """The dump's artifact, linked to its run, or the error that stops its rebuild."""
+        run = self.by_dump.get(dump.id)
+        try:
+            return dump_artifact(
+                dump,
+                run,
+                self.provide,
+                self._timeline(dump.ref.session_id),
+                lambda: self._earlier_kept(dump),
+            )
+        except InspectorError as error:
+            return LoadError(
+                str(path),
+                str(getattr(error, "message", None) or error),
+                locate_key(path, getattr(error, "where", None)),
+            )
+        except RecursionError:
+            return LoadError(str(path), "JSON nested too deeply")
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
+            return LoadError(str(path), f"{UNEXPECTED} ({type(error).__name__}: {error})")
 
 
-def _json_error_text(error: ValueError) -> str:
-    if isinstance(error, json.JSONDecodeError):
-        return f"not valid JSON: {error.msg}"
-    return f"not valid JSON: {error}"
-
-
-def _json_where(error: ValueError) -> str | None:
-    if isinstance(error, json.JSONDecodeError):
-        return f"line {error.lineno} column {error.colno} (byte {error.pos})"
-    return None
-
-
-def artifact_from_document(document: Any, source: str, where: str | None) -> Artifact:
-    """Detect what one JSON document is and turn it into an artifact."""
-    label = f"{source}:{where}" if where else source
-    if looks_like_snapshot(document):
-        snapshot = snapshot_from_dict(document, default_id=label)
-        return Artifact(source=source, id=snapshot.id, kind="snapshot", snapshot=snapshot)
-    messages_raw: Any = None
-    if isinstance(document, list):
-        messages_raw = document
-    elif isinstance(document, dict) and isinstance(document.get("messages"), list):
-        messages_raw = document["messages"]
-    if messages_raw is not None:
-        messages = parse_messages(messages_raw)
-        leading = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
-        system, rest = messages[:leading], messages[leading:]
-        snapshot = ContextSnapshot(
-            id=label, system_messages=system, messages=rest, tools=(), tuning=Tuning()
-        )
-        return Artifact(source=source, id=label, kind="messages", snapshot=snapshot)
-    raise InspectorError("not a format the inspector knows (snapshot, dump, debug log or message list)")
+def _snapshots_by_key(
+    loads: list[_FileLoad],
+) -> dict[tuple[str | None, str | None, str | None], Artifact]:
+    """Snapshot artifacts that name their processor, session and context, when unambiguous."""
+    found: dict[tuple[str | None, str | None, str | None], list[Artifact]] = {}
+    for load in loads:
+        for artifact in load.artifacts:
+            if (
+                artifact.kind == "snapshot"
+                and artifact.session_id
+                and artifact.context_id
+                and artifact.processor
+            ):
+                key = (artifact.processor, artifact.session_id, artifact.context_id)
+                found.setdefault(key, []).append(artifact)
+    return {key: items[0] for key, items in found.items() if len(items) == 1}

@@ -1,0 +1,131 @@
+"""Statistics over loaded artifacts: what compressed, how well, and why the rest did not.
+
+Reads only `Artifact.kind`, `processor` and `recorded` (the keys the sources write), so it
+works on dumps and debug runs alike. Pure: no I/O. Must not import outside `inspector.core`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from inspector.core.artifact import Artifact
+
+#: Upper bounds (exclusive, last inclusive) of the reduction-ratio buckets.
+RATIO_BUCKETS: tuple[tuple[str, float, float], ...] = (
+    ("0-10%", 0.0, 0.10),
+    ("10-25%", 0.10, 0.25),
+    ("25-50%", 0.25, 0.50),
+    ("50-75%", 0.50, 0.75),
+    ("75-90%", 0.75, 0.90),
+    ("90-100%", 0.90, 1.0000001),
+)
+TOP_N = 5
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _ratio(recorded: Mapping[str, Any]) -> float | None:
+    value = recorded.get("reduction_ratio")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    before, reduction = _int(recorded.get("tokens_before")), _int(recorded.get("reduction"))
+    if before and reduction is not None:
+        return round(reduction / before, 4)
+    return None
+
+
+def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
+    """Counts, distributions and extremes over dumps and debug runs (snapshots are counted only)."""
+    by_processor: dict[str, Counter[str]] = {}
+    kinds: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    failed_by: Counter[str] = Counter()
+    retries_by_type: dict[str, Counter[str]] = {}
+    ratios: list[float] = []
+    buckets: Counter[str] = Counter()
+    compressions: list[dict[str, Any]] = []
+    saved = before_sum = after_sum = 0
+    for artifact in artifacts:
+        kinds[artifact.kind] += 1
+        if artifact.kind not in ("dump", "debug"):
+            continue
+        recorded = artifact.recorded
+        outcome = str(recorded.get("outcome") or "unknown")
+        processor = artifact.processor or "unknown"
+        by_processor.setdefault(processor, Counter())[outcome] += 1
+        for retry in recorded.get("retries") or ():
+            if isinstance(retry, Mapping):
+                kind = str(retry.get("error_type") or "unknown")
+                retries_by_type.setdefault(kind, Counter())[
+                    str(retry.get("reason") or "unknown")
+                ] += 1
+        if artifact.kind == "debug":
+            if outcome == "not_compressed":
+                reasons[str(recorded.get("reason") or "unknown")] += 1
+            elif outcome == "silent_end":
+                reasons["silent_end (reached_threshold, then no record)"] += 1
+            elif outcome == "failed":
+                last = (recorded.get("retries") or [{}])[-1]
+                why = (
+                    str(last.get("reason") or "unknown") if isinstance(last, Mapping) else "unknown"
+                )
+                reasons[f"failed ({why})"] += 1
+                failed_by[why] += 1
+            continue
+        ratio = _ratio(recorded)
+        before, after = _int(recorded.get("tokens_before")), _int(recorded.get("tokens_after"))
+        reduction = _int(recorded.get("reduction"))
+        if reduction is None and before is not None and after is not None:
+            reduction = max(before - after, 0)
+        if reduction is not None:
+            saved += reduction
+        before_sum += before or 0
+        after_sum += after or 0
+        if ratio is not None:
+            ratios.append(ratio)
+            for label, low, high in RATIO_BUCKETS:
+                if low <= ratio < high:
+                    buckets[label] += 1
+                    break
+        compressions.append(
+            {
+                "id": artifact.id,
+                "source": artifact.source,
+                "processor": processor,
+                "session_id": artifact.session_id,
+                "tokens_before": before,
+                "tokens_after": after,
+                "reduction": reduction,
+                "reduction_ratio": ratio,
+            }
+        )
+    known = [c for c in compressions if c["reduction"] is not None]
+    rated = [c for c in compressions if c["reduction_ratio"] is not None]
+    return {
+        "artifacts": dict(kinds),
+        "errors": errors,
+        "by_processor": {p: dict(c) for p, c in sorted(by_processor.items())},
+        "compressions": len(compressions),
+        "tokens_before": before_sum,
+        "tokens_after": after_sum,
+        "tokens_saved": saved,
+        "reduction_ratio": {
+            "count": len(ratios),
+            "min": min(ratios) if ratios else None,
+            "median": round(statistics.median(ratios), 4) if ratios else None,
+            "mean": round(statistics.fmean(ratios), 4) if ratios else None,
+            "max": max(ratios) if ratios else None,
+            "buckets": {label: buckets.get(label, 0) for label, _, _ in RATIO_BUCKETS},
+        },
+        "not_compressed": dict(reasons.most_common()),
+        "retries_by_error_type": {k: dict(v) for k, v in sorted(retries_by_type.items())},
+        "biggest": sorted(known, key=lambda c: -c["reduction"])[:TOP_N],
+        "least_effective": sorted(rated, key=lambda c: (c["reduction_ratio"], c["reduction"] or 0))[
+            :TOP_N
+        ],
+    }

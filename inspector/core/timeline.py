@@ -1,0 +1,397 @@
+"""The session timeline: openJiuwen's debug records and dumps joined into evaluation runs.
+
+A *run* is one trigger evaluation: a `threshold_check` and what followed it for the same
+processor, session and context (`span_built`, `compression_retry`, unknown events) until
+the next check. Dumps are linked to the run that produced them by that key and by time.
+A run's outcome is `compressed` (a dump is linked), `not_compressed` (the check said no),
+`failed` (a retry record ended it: `no_smaller_span`, `retry_budget_exhausted`) or
+`silent_end` (threshold reached, then nothing: openJiuwen writes no record for several
+endings, listed in `silent_causes`). Pure: no I/O. Must not import outside `inspector.core`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Outcome = Literal["compressed", "not_compressed", "silent_end", "failed", "unknown"]
+RunKey = tuple[str | None, str | None, str | None]
+
+#: Seconds a dump may carry a timestamp before its run's check: a dump is written after its
+#: check by the same process, so only the millisecond rounding of file-name times matters.
+LINK_TOLERANCE_SECONDS = 0.002
+
+#: What openJiuwen is known to do without writing any record after `reached_threshold`
+#: (reference README, "Observations" 5 and 9), each keyed for narrowing.
+SILENT_CAUSES: dict[str, str] = {
+    "non_retryable": "a non-retryable model error (authentication 401/403, or a 400 bad request): never retried, no record",
+    "transient_exhausted": "transient errors (rate limit, timeout, server) after both retries were used up: the third failure writes no record",
+    "empty_reply": "an empty reply, or a reply holding only a tool call (the request offers the agent's tools with tool_choice auto): the summary is empty and the compressor stops",
+    "no_benefit": "the result was dropped because the new context would not count fewer tokens (e.g. re-injected files ate the savings)",
+    "dump_not_loaded": "it succeeded but its dump is not among the sources: no dump is written without a workspace or dump folder, and OPENJIUWEN_COMPRESSION_DUMP_DIR may point elsewhere",
+}
+
+
+def safe_name(value: str) -> str:
+    """openJiuwen's `safe()` for file and folder names: runs outside [A-Za-z0-9_.-] become '-'."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-")[:80]
+    return cleaned or "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DebugRecord:
+    """One line of a `<Processor>.jsonl` debug log, kept raw, with where it came from."""
+
+    raw: Mapping[str, Any]
+    source: str
+    line: int | None = None
+
+    @property
+    def event(self) -> str | None:
+        """The `event` name, or None."""
+        value = self.raw.get("event")
+        return value if isinstance(value, str) else None
+
+    @property
+    def timestamp(self) -> float | None:
+        """Epoch seconds, or None when absent or not a number."""
+        return _number(self.raw.get("timestamp"))
+
+    @property
+    def key(self) -> RunKey:
+        """(processor, session_id, context_id) as written, None when absent."""
+        return (
+            _text(self.raw.get("processor")),
+            _text(self.raw.get("session_id")),
+            _text(self.raw.get("context_id")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DumpRef:
+    """What linking needs to know of a dump: its id, key and time."""
+
+    id: str
+    processor: str | None
+    session_id: str | None
+    context_id: str | None
+    timestamp: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationRun:
+    """One trigger evaluation and everything recorded after it, with its outcome."""
+
+    key: RunKey
+    #: 1-based position among the runs of this key, in time order.
+    index: int
+    source: str
+    line: int | None
+    threshold_check: Mapping[str, Any] | None
+    span_built: Mapping[str, Any] | None = None
+    retries: tuple[Mapping[str, Any], ...] = ()
+    other_events: tuple[Mapping[str, Any], ...] = ()
+    dump_id: str | None = None
+    outcome: Outcome = "unknown"
+    silent_causes: tuple[str, ...] = field(default=())
+
+    @property
+    def processor(self) -> str | None:
+        """Processor type of the run."""
+        return self.key[0]
+
+    @property
+    def session_id(self) -> str | None:
+        """Raw session id of the run."""
+        return self.key[1]
+
+    @property
+    def context_id(self) -> str | None:
+        """Context id of the run."""
+        return self.key[2]
+
+    @property
+    def timestamp(self) -> float | None:
+        """Time of the check (or of the first record when there is no check)."""
+        for record in (self.threshold_check, self.span_built, *self.retries, *self.other_events):
+            if record is not None:
+                value = _number(record.get("timestamp"))
+                if value is not None:
+                    return value
+        return None
+
+    @property
+    def reason(self) -> str | None:
+        """The check's reason (below_threshold, no_compressible_span, target_below_min, reached_threshold)."""
+        return _text((self.threshold_check or {}).get("reason"))
+
+    @property
+    def span_counts(self) -> dict[str, int] | None:
+        """Message counts of the span first built (before any overflow shrink), from span_built."""
+        if self.span_built is None:
+            return None
+        counts: dict[str, int] = {}
+        for name in ("preserved_prefix", "messages_to_compress", "protected_tail"):
+            value = self.span_built.get(name)
+            counts[name] = len(value) if isinstance(value, list) else 0
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready timeline entry with the check's numbers and what followed."""
+        check = self.threshold_check or {}
+        return {
+            "kind": "evaluation",
+            "index": self.index,
+            "timestamp": self.timestamp,
+            "processor": self.processor,
+            "session_id": self.session_id,
+            "context_id": self.context_id,
+            "source": self.source,
+            "line": self.line,
+            "reason": self.reason,
+            "hit": check.get("hit"),
+            "total_tokens": check.get("total_tokens"),
+            "threshold": check.get("threshold"),
+            "context_max": check.get("context_max"),
+            "target_tokens": check.get("target_tokens"),
+            "min_target_tokens": check.get("min_target_tokens"),
+            "span": self.span_counts,
+            "retries": [
+                {
+                    k: r.get(k)
+                    for k in (
+                        "attempt",
+                        "error_type",
+                        "reason",
+                        "retried",
+                        "budget_ratio",
+                        "delay_seconds",
+                    )
+                    if k in r
+                }
+                for r in self.retries
+            ],
+            "other_events": [r.get("event") for r in self.other_events],
+            "outcome": self.outcome,
+            "dump": self.dump_id,
+            "silent_causes": list(self.silent_causes),
+        }
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
+    """Split debug records into evaluation runs per (processor, session, context), in time order."""
+    by_key: dict[RunKey, list[tuple[int, DebugRecord]]] = {}
+    for order, record in enumerate(records):
+        by_key.setdefault(record.key, []).append((order, record))
+    runs: list[EvaluationRun] = []
+    for key, items in by_key.items():
+        items.sort(
+            key=lambda pair: (
+                pair[1].timestamp if pair[1].timestamp is not None else float("-inf"),
+                pair[0],
+            )
+        )
+        current: dict[str, Any] | None = None
+        index = 0
+
+        for _, record in items:
+            event = record.event
+            if event == "threshold_check" or current is None:
+                if current is not None:
+                    runs.append(_make_run(key, current))
+                index += 1
+                current = {
+                    "index": index,
+                    "source": record.source,
+                    "line": record.line,
+                    "check": None,
+                    "span": None,
+                    "retries": [],
+                    "other": [],
+                }
+            if event == "threshold_check":
+                current["check"] = record.raw
+            elif event == "span_built" and current["span"] is None:
+                current["span"] = record.raw
+            elif event == "compression_retry":
+                current["retries"].append(record.raw)
+            else:
+                current["other"].append(record.raw)
+        if current is not None:
+            runs.append(_make_run(key, current))
+    return runs
+
+
+def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
+    return EvaluationRun(
+        key=key,
+        index=state["index"],
+        source=state["source"],
+        line=state["line"],
+        threshold_check=state["check"],
+        span_built=state["span"],
+        retries=tuple(state["retries"]),
+        other_events=tuple(state["other"]),
+    )
+
+
+def _same(a: str | None, b: str | None, placeholder: str) -> bool:
+    if a is None or b is None or a == placeholder or b == placeholder:
+        return True
+    return a == b or safe_name(a) == safe_name(b)
+
+
+def _ended_by_retry(run: EvaluationRun) -> bool:
+    return bool(run.retries) and run.retries[-1].get("retried") is False
+
+
+def _norm_key(processor: str | None, session: str | None, context: str | None) -> RunKey:
+    """The key runs and dumps are matched on (session ids compared in their safe() form)."""
+    return (processor, None if session is None else safe_name(session), context)
+
+
+def _is_wild(dump: DumpRef) -> bool:
+    return (
+        dump.processor is None
+        or dump.session_id in (None, "unknown_session")
+        or dump.context_id in (None, "unknown_context")
+    )
+
+
+def link_runs(
+    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef]
+) -> tuple[list[EvaluationRun], dict[str, EvaluationRun]]:
+    """Link each dump to the latest earlier unlinked run of its key; set every run's outcome.
+
+    Returns the runs (same order, outcomes filled) and the run linked to each dump id.
+    A dump missing its processor, session or context matches any run on that part.
+    """
+    by_key: dict[RunKey, list[int]] = {}
+    for position, run in enumerate(runs):
+        if _ended_by_retry(run) or run.reason not in (None, "reached_threshold"):
+            continue
+        by_key.setdefault(_norm_key(*run.key), []).append(position)
+    linked: dict[int, str] = {}
+    for dump in sorted(
+        dumps, key=lambda d: d.timestamp if d.timestamp is not None else float("inf")
+    ):
+        if _is_wild(dump):
+            candidates: list[int] = [
+                p
+                for p, run in enumerate(runs)
+                if not _ended_by_retry(run)
+                and run.reason in (None, "reached_threshold")
+                and _same(run.key[0], dump.processor, "")
+                and _same(run.key[1], dump.session_id, "unknown_session")
+                and _same(run.key[2], dump.context_id, "unknown_context")
+            ]
+        else:
+            candidates = by_key.get(_norm_key(dump.processor, dump.session_id, dump.context_id), [])
+        best: int | None = None
+        best_time = float("-inf")
+        for position in candidates:
+            if position in linked:
+                continue
+            run_time = runs[position].timestamp
+            if dump.timestamp is not None and run_time is not None:
+                if run_time > dump.timestamp + LINK_TOLERANCE_SECONDS:
+                    continue
+                if run_time >= best_time:
+                    best, best_time = position, run_time
+            elif best is None:
+                best = position
+        if best is not None:
+            linked[best] = dump.id
+    out: list[EvaluationRun] = []
+    by_dump: dict[str, EvaluationRun] = {}
+    for position, run in enumerate(runs):
+        dump_id = linked.get(position)
+        done = replace(
+            run,
+            dump_id=dump_id,
+            outcome=_outcome(run, dump_id),
+            silent_causes=_silent_causes(run, dump_id),
+        )
+        out.append(done)
+        if dump_id is not None:
+            by_dump[dump_id] = done
+    return out, by_dump
+
+
+def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:
+    if dump_id is not None:
+        return "compressed"
+    if run.reason is None:
+        return "unknown"
+    if run.reason != "reached_threshold":
+        return "not_compressed"
+    if _ended_by_retry(run):
+        return "failed"
+    return "silent_end"
+
+
+def _silent_causes(run: EvaluationRun, dump_id: str | None) -> tuple[str, ...]:
+    """What may have ended a silent run, likeliest first (narrowed by the retries seen)."""
+    if dump_id is not None or _outcome(run, dump_id) != "silent_end":
+        return ()
+    transient = [r for r in run.retries if str(r.get("error_type") or "").startswith("transient")]
+    order = ["non_retryable", "transient_exhausted", "empty_reply", "no_benefit", "dump_not_loaded"]
+    if len(transient) >= 2:
+        order.remove("transient_exhausted")
+        order.insert(0, "transient_exhausted")
+    return tuple(SILENT_CAUSES[name] for name in order)
+
+
+def session_timeline(
+    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef], session_id: str | None
+) -> list[dict[str, Any]]:
+    """Every run and unlinked dump of one session (all processors and contexts), oldest first."""
+    key = None if session_id is None else safe_name(session_id)
+    return session_timelines(runs, dumps).get(key, [])
+
+
+def session_timelines(
+    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef]
+) -> dict[str | None, list[dict[str, Any]]]:
+    """The timeline of every session at once, keyed by the safe() form of the session id."""
+    names: dict[str, str] = {}
+
+    def norm(session: str | None) -> str | None:
+        if session is None:
+            return None
+        if session not in names:
+            names[session] = safe_name(session)
+        return names[session]
+
+    linked_ids = {run.dump_id for run in runs if run.dump_id}
+    out: dict[str | None, list[dict[str, Any]]] = {}
+    for run in runs:
+        out.setdefault(norm(run.session_id), []).append(run.to_dict())
+    for dump in dumps:
+        if dump.id not in linked_ids:
+            out.setdefault(norm(dump.session_id), []).append(
+                {
+                    "kind": "dump",
+                    "timestamp": dump.timestamp,
+                    "processor": dump.processor,
+                    "session_id": dump.session_id,
+                    "context_id": dump.context_id,
+                    "outcome": "compressed",
+                    "dump": dump.id,
+                }
+            )
+    for entries in out.values():
+        entries.sort(key=lambda e: e["timestamp"] if e["timestamp"] is not None else float("-inf"))
+    return out

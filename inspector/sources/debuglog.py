@@ -1,0 +1,122 @@
+"""openJiuwen debug logs (`<Processor>.jsonl`): records checked for type, runs made artifacts.
+
+Known events are `threshold_check`, `span_built` and `compression_retry`; any other event
+(openJiuwen adds new ones; SessionMemory writes its own) is kept in the run it falls in.
+A record whose known keys have the wrong type is refused (counted as a bad line).
+One debug artifact is made per evaluation run that did not end in a dump: a run that
+produced a dump is reported once, by the dump's artifact, which carries the run's
+`threshold_check` and retries. A debug artifact has no context, unless a loaded snapshot
+names the same processor, session and context and the log holds one check for them
+(a scenario's `input.json`): then that snapshot is its context. Must not import Textual or Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inspector.core.artifact import Artifact
+from inspector.core.errors import FormatError
+from inspector.core.timeline import EvaluationRun
+
+_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "*": {
+        "timestamp": (int, float),
+        "event": (str,),
+        "processor": (str,),
+        "session_id": (str,),
+        "context_id": (str,),
+    },
+    "threshold_check": {
+        "total_tokens": (int,),
+        "context_max": (int,),
+        "threshold": (int,),
+        "hit": (bool,),
+        "reason": (str,),
+        "target_tokens": (int,),
+        "min_target_tokens": (int,),
+    },
+    "span_built": {
+        "preserved_prefix": (list,),
+        "messages_to_compress": (list,),
+        "protected_tail": (list,),
+    },
+    "compression_retry": {
+        "attempt": (int,),
+        "error_type": (str,),
+        "error_message": (str,),
+        "retried": (bool,),
+        "reason": (str,),
+        "budget_ratio": (int, float),
+        "delay_seconds": (int, float),
+    },
+}
+
+
+def looks_like_debug_record(document: Any) -> bool:
+    """An object with a string `event` (a line of a context_debug JSONL)."""
+    return isinstance(document, Mapping) and isinstance(document.get("event"), str)
+
+
+def check_debug_record(record: Mapping[str, Any]) -> None:
+    """Raise FormatError naming the first known key that has the wrong type."""
+    event = record.get("event")
+    for scope in ("*", event if isinstance(event, str) else ""):
+        for key, types in _TYPES.get(scope, {}).items():
+            value = record.get(key)
+            if value is None:
+                continue
+            wrong = not isinstance(value, types) or (bool not in types and isinstance(value, bool))
+            if wrong:
+                raise FormatError(
+                    f"'{key}' of a {event} record has the wrong type ({type(value).__name__})"
+                )
+
+
+def run_id(run: EvaluationRun) -> str:
+    """A readable unique id: session/context/processor#index."""
+    processor, session, context = run.key
+    return f"{session or 'unknown_session'}/{context or 'unknown_context'}/{processor or 'unknown'}#{run.index}"
+
+
+def debug_artifact(
+    run: EvaluationRun, timeline: list[dict[str, Any]], context: Artifact | None = None
+) -> Artifact:
+    """One evaluation run as an artifact: the check's reason and numbers, retries, outcome.
+
+    `context` is a snapshot artifact known to hold the context the check saw (or None).
+    """
+    check = dict(run.threshold_check) if run.threshold_check is not None else None
+    values = check or {}
+    recorded: dict[str, Any] = {
+        "threshold_check": check,
+        "reason": values.get("reason"),
+        "hit": values.get("hit"),
+        "total_tokens": values.get("total_tokens"),
+        "threshold": values.get("threshold"),
+        "context_max": values.get("context_max"),
+        "target_tokens": values.get("target_tokens"),
+        "min_target_tokens": values.get("min_target_tokens"),
+        "retries": [dict(r) for r in run.retries],
+        "outcome": run.outcome,
+        "span": run.span_counts,
+        "silent_causes": list(run.silent_causes),
+        "other_events": [dict(r) for r in run.other_events],
+        "line": run.line,
+    }
+    return Artifact(
+        source=run.source,
+        id=run_id(run),
+        kind="debug",
+        snapshot=None if context is None else context.snapshot,
+        recorded=recorded,
+        processor=run.processor,
+        session_id=run.session_id,
+        context_id=run.context_id,
+        timestamp=run.timestamp,
+        extra={
+            "timeline": timeline,
+            "run_index": run.index,
+            "context_from": None if context is None else context.source,
+        },
+    )

@@ -1,0 +1,324 @@
+"""Read a file as JSON documents without ever exhausting memory or recursion.
+
+One file is either one JSON document (a dump, a snapshot, a message list) or JSON Lines
+(a debug log, a snapshot corpus, a message stream). Problems become `ReadProblem`s that
+say where (a line, or a line/column with its byte offset); nothing here raises on bad
+input and nothing is written anywhere. Must not import Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Any file above this size is refused (a 1 GB file would need several GB once parsed).
+MAX_FILE_BYTES = 512 * 1024**2
+#: A single JSON document above this size is refused: it must be held in memory whole.
+MAX_DOCUMENT_BYTES = 256 * 1024**2
+#: One JSON Lines record above this size is refused (the other lines still load).
+MAX_LINE_BYTES = 64 * 1024**2
+#: Containers nested deeper than this are refused (openJiuwen's data stays under ~20).
+MAX_DEPTH = 200
+
+_SPECIAL_NUMBER_RE = re.compile(r"(?<![\w\"])(-?Infinity|NaN)(?![\w\"])")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    """Why (part of) a file cannot be read, and where."""
+
+    error: str
+    where: str | None = None
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """The documents of one file with their location, plus at most one problem.
+
+    `documents` holds `(where, value)` pairs: `where` is None for a whole-file document and
+    "line N" for a JSON Lines record. `json_lines` tells which of the two shapes the file had.
+    """
+
+    documents: list[tuple[str | None, Any]] = field(default_factory=list)
+    problem: ReadProblem | None = None
+    json_lines: bool = False
+    #: Every unreadable JSON Lines record (already summed up in `problem`).
+    bad_records: list[ReadProblem] = field(default_factory=list)
+
+
+class _Rejected(ValueError):
+    """A value JSON allows in Python but not in the standard (NaN, Infinity, 1e999)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Rejected(f"{name} is not valid JSON")
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads that refuses NaN and Infinity (numbers overflowing to infinity: `check_value`)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when lists/objects nest deeper than `limit` (checked without recursion)."""
+    return check_value(value, limit) == "depth"
+
+
+def check_value(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """ "depth" when containers nest deeper than `limit`, "infinite" for a number like 1e999, else None.
+
+    One pass without recursion; float checks are done here rather than by a parse hook
+    because a Python callback per number slows the C parser down several times.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "infinite"
+        else:
+            continue
+        if depth > limit:
+            return "depth"
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, float) and not math.isfinite(child):
+                return "infinite"
+    return None
+
+
+def _byte_offset(text: str, char_pos: int) -> int:
+    return len(text[:char_pos].encode("utf-8", "surrogatepass"))
+
+
+def _problem_from_error(error: Exception, text: str, line_label: str | None = None) -> ReadProblem:
+    """Turn a json error into words plus a location (line/column and byte, or "line N")."""
+    if isinstance(error, RecursionError):
+        return ReadProblem(f"JSON nested too deeply (more than {MAX_DEPTH} levels)", line_label)
+    if isinstance(error, json.JSONDecodeError):
+        if line_label:
+            return ReadProblem(f"not valid JSON: {error.msg} (column {error.colno})", line_label)
+        offset = _byte_offset(text, error.pos)
+        return ReadProblem(
+            f"not valid JSON: {error.msg}",
+            f"line {error.lineno} column {error.colno} (byte {offset})",
+        )
+    message = str(error) or type(error).__name__
+    match = _SPECIAL_NUMBER_RE.search(text)
+    if line_label:
+        return ReadProblem(f"not valid JSON: {message}", line_label)
+    if match:
+        line = text.count("\n", 0, match.start()) + 1
+        return ReadProblem(
+            f"not valid JSON: {message}", f"line {line} (byte {_byte_offset(text, match.start())})"
+        )
+    return ReadProblem(f"not valid JSON: {message}", None)
+
+
+def _parse_one(text: str, label: str | None) -> tuple[Any, ReadProblem | None]:
+    try:
+        value = loads_strict(text)
+    except (ValueError, RecursionError) as error:
+        return None, _problem_from_error(error, text, label)
+    problem = check_value(value)
+    if problem == "depth":
+        return None, ReadProblem(f"JSON nested too deeply (more than {MAX_DEPTH} levels)", label)
+    if problem == "infinite":
+        return None, ReadProblem(
+            "not valid JSON: a number is out of range (overflows to infinity)", label
+        )
+    return value, None
+
+
+def _looks_like_json_lines(lines: list[str]) -> bool:
+    """Two or more records, and one of the first few parses alone into an object or array."""
+    non_empty = [line for line in lines if line.strip()]
+    if len(non_empty) < 2:
+        return False
+    for line in non_empty[:5]:
+        stripped = line.strip()
+        if not stripped.startswith(("{", "[")):
+            continue
+        try:
+            value = loads_strict(stripped)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict | list):
+            return True
+    return False
+
+
+def _decode(data: bytes) -> tuple[str | None, ReadProblem | None]:
+    nul = data.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        return None, ReadProblem("binary file (NUL bytes), not JSON text", f"byte {nul}")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as error:
+        return None, ReadProblem("not UTF-8 text (binary file?)", f"byte {error.start}")
+
+
+def read_json_file(
+    path: Path,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_document_bytes: int = MAX_DOCUMENT_BYTES,
+) -> ReadResult:
+    """Read `path` as one JSON document or as JSON Lines; never raises on bad content.
+
+    JSON Lines with some bad lines keep the good ones; the bad ones are summed up in
+    one problem naming the first. Files above `max_document_bytes` are only accepted as
+    JSON Lines (streamed line by line); files above `max_file_bytes` are refused.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        return ReadResult(problem=ReadProblem(f"cannot read: {error.strerror or error}"))
+    if size == 0:
+        return ReadResult(problem=ReadProblem("empty file"))
+    if size > max_file_bytes:
+        return ReadResult(
+            problem=ReadProblem(
+                f"file is {_human(size)}, over the {_human(max_file_bytes)} limit: refused "
+                "so it cannot exhaust memory (split it or load a smaller part)"
+            )
+        )
+    if size > max_document_bytes:
+        return _read_large_json_lines(path, size, max_document_bytes)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return ReadResult(problem=ReadProblem(f"cannot read: {error.strerror or error}"))
+    text, problem = _decode(data)
+    del data
+    if problem is not None or text is None:
+        return ReadResult(problem=problem)
+    return parse_json_text(text)
+
+
+def parse_json_text(text: str) -> ReadResult:
+    """Parse decoded text as one JSON document or JSON Lines (see `read_json_file`)."""
+    if not text.strip():
+        return ReadResult(problem=ReadProblem("empty file (only whitespace)"))
+    value, problem = _parse_one(text, None)
+    if problem is None:
+        return ReadResult(documents=[(None, value)])
+    lines = text.splitlines()
+    if not _looks_like_json_lines(lines):
+        return ReadResult(problem=problem)
+    result = ReadResult(json_lines=True)
+    bad: list[ReadProblem] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        label = f"line {number}"
+        if len(line) > MAX_LINE_BYTES:
+            bad.append(
+                ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label)
+            )
+            continue
+        record, line_problem = _parse_one(line, label)
+        if line_problem is not None:
+            bad.append(line_problem)
+        else:
+            result.documents.append((label, record))
+    result.problem = summarize_problems(bad)
+    result.bad_records = bad
+    return result
+
+
+def _read_large_json_lines(path: Path, size: int, max_document_bytes: int) -> ReadResult:
+    """Stream a big file line by line; refuse it unless it is JSON Lines."""
+    result = ReadResult(json_lines=True)
+    bad: list[ReadProblem] = []
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(_bounded_lines(handle), start=1):
+                label = f"line {number}"
+                if raw is None:
+                    bad.append(
+                        ReadProblem(
+                            f"record is over the {_human(MAX_LINE_BYTES)} line limit", label
+                        )
+                    )
+                    if number == 1:
+                        break
+                    continue
+                if not raw.strip():
+                    continue
+                text, problem = _decode(raw)
+                if problem is not None or text is None:
+                    bad.append(ReadProblem(problem.error if problem else "unreadable", label))
+                else:
+                    record, line_problem = _parse_one(text, label)
+                    if line_problem is not None:
+                        bad.append(line_problem)
+                    else:
+                        result.documents.append((label, record))
+                if number == 1 and bad:
+                    break
+    except OSError as error:
+        return ReadResult(problem=ReadProblem(f"cannot read: {error.strerror or error}"))
+    if not result.documents:
+        return ReadResult(
+            problem=ReadProblem(
+                f"file is {_human(size)}: a single JSON document over {_human(max_document_bytes)} "
+                "is refused so it cannot exhaust memory (only JSON Lines are streamed)"
+            )
+        )
+    result.problem = summarize_problems(bad)
+    result.bad_records = bad
+    return result
+
+
+def _bounded_lines(handle: Any) -> Iterator[bytes | None]:
+    """Lines of a binary file; None for a line over MAX_LINE_BYTES (skipped, not held)."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:
+                rest = handle.readline(MAX_LINE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
+
+
+def summarize_problems(bad: list[ReadProblem]) -> ReadProblem | None:
+    """One problem for a file: the only one, or a count naming the first (by line)."""
+    if not bad:
+        return None
+    first = min(bad, key=lambda p: _line_number(p.where))
+    if len(bad) == 1:
+        return first
+    return ReadProblem(f"{len(bad)} records cannot be read; first: {first.error}", first.where)
+
+
+def _line_number(where: str | None) -> int:
+    if where and where.startswith("line "):
+        head = where.split()[1]
+        if head.isdigit():
+            return int(head)
+    return 0
+
+
+def _human(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"

@@ -1,0 +1,18 @@
+"""Regenerate sample_dumps/ (deterministic): `python scripts/make_sample_dumps.py [FOLDER]`.
+
+The generator lives in `inspector.sources.samples` so `make samples` and the tests share it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from inspector.sources.samples import main  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(
+        main(sys.argv[1:] or [str(Path(__file__).resolve().parents[1] / "sample_dumps")])
+    )
