@@ -74,7 +74,7 @@ def default_sources(repo_samples: Path | None = None) -> list[str]:
     found = [
         os.environ[name]
         for name in ("OPENJIUWEN_COMPRESSION_DUMP_DIR", "OPENJIUWEN_CONTEXT_DEBUG_DIR")
-        if os.environ.get(name) and "{" not in os.environ[name] and Path(os.environ[name]).exists()
+        if os.environ.get(name) and ("{" in os.environ[name] or Path(os.environ[name]).exists())
     ]
     if found:
         return list(dict.fromkeys(found))

@@ -41,7 +41,7 @@ class ReportRun:
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted."""
-        for item in load_paths(self.sources):
+        for item in load_paths(self.sources, counters=self.counters):
             if isinstance(item, LoadError):
                 self.report_error(item)
             else:
