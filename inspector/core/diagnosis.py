@@ -384,7 +384,8 @@ def _artifact_findings(
             continue
         message = str(retry.get("error_message") or "").lower()
         if retry.get("error_type") == "context_overflow" and (
-            "429" in message.replace("413", "") or "rate limit" in message or "rate_limit" in message
+            "429" in message.replace("413", "")
+            or any(word in message for word in ("rate limit", "rate_limit", "ratelimit", "too many requests"))
         ):
             found.append(
                 Finding(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -101,6 +102,38 @@ def recorded_table(artifact: Artifact) -> Table | None:
     return table
 
 
+def _retry_line(retry: Mapping[str, Any]) -> str:
+    reason = str(retry.get("reason") or "")
+    if retry.get("budget_ratio") is not None:
+        reason += f" {retry['budget_ratio']}"
+    if retry.get("delay_seconds") is not None:
+        reason += f" after {retry['delay_seconds']} s"
+    return f"attempt {retry.get('attempt')}: {retry.get('error_type')} -> {reason}"
+
+
+def recorded_details(artifact: Artifact) -> list[RenderableType]:
+    """Retries, silent causes, what a dump cannot give back, and inferred tuning, as lines."""
+    recorded = artifact.recorded
+    parts: list[RenderableType] = []
+    retries = [r for r in recorded.get("retries") or () if isinstance(r, Mapping)]
+    if retries:
+        parts.append(Text("retries: " + "; ".join(_retry_line(r) for r in retries)))
+    for key, label in (("silent_causes", "known silent causes"), ("unrecoverable", "cannot be recovered")):
+        items = [str(item) for item in recorded.get(key) or ()]
+        if items:
+            parts.append(Text(f"{label}:", style="bold"))
+            parts.extend(Text(f"  • {item}") for item in items)
+    inferred = recorded.get("inferred")
+    if isinstance(inferred, Mapping) and inferred:
+        lines = [
+            f"{name} {value.get('value')} (from {value.get('from')})"
+            for name, value in inferred.items()
+            if isinstance(value, Mapping)
+        ]
+        parts.append(Text("inferred: " + "; ".join(lines), style="dim"))
+    return parts
+
+
 def why_report(
     artifact: Artifact,
     diagnosis: Diagnosis | None,
@@ -128,6 +161,8 @@ def why_report(
         parts += [Text(""), Text("Findings", style="bold underline"), findings_table(diagnosis)]
         parts += [Text(""), Text("Smallest change that flips the verdict", style="bold underline"), flips_table(flips)]
     recorded = recorded_table(artifact)
-    if recorded is not None:
-        parts += [Text(""), Text("Recorded by the source", style="bold underline"), recorded]
+    details = recorded_details(artifact)
+    if recorded is not None or details:
+        parts += [Text(""), Text("Recorded by the source", style="bold underline")]
+        parts += ([recorded] if recorded is not None else []) + details
     return Panel(Group(*parts), title=title, title_align="left", subtitle=artifact.source, subtitle_align="left")
