@@ -8,13 +8,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.cli.common import apply_overrides, check_overrides, print_json_line, require_sources, tuning_overrides
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from inspector.cli.common import (
+    apply_overrides,
+    check_overrides,
+    print_json_line,
+    require_sources,
+    tuning_overrides,
+)
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.diagnosis import Diagnosis, diagnose
 from inspector.core.engine import ContextEngine
 from inspector.core.tuning import Tuning
 from inspector.encoding import load_cl100k, make_counters
 from inspector.sources.loader import load_paths
+
+
+def _stderr_progress() -> Progress | None:
+    """A transient progress bar on stderr, or None when stderr is not a terminal."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return None
+    return Progress(
+        TextColumn("[dim]{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+    )
 
 
 @dataclass
@@ -40,12 +59,32 @@ class ReportRun:
         self.counting_note = load_cl100k().note
 
     def artifacts(self) -> Iterator[Artifact]:
-        """Loaded artifacts; each load error is reported (JSON line and stderr) and counted."""
-        for item in load_paths(self.sources, counters=self.counters):
-            if isinstance(item, LoadError):
-                self.report_error(item)
-            else:
-                yield item
+        """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
+
+        A Rich progress bar runs on stderr while files load, unless --json or stderr is not a
+        terminal.
+        """
+        progress = _stderr_progress() if not self.json else None
+        callback = None
+        if progress is not None:
+            task = progress.add_task("loading", total=None)
+            progress.start()
+
+            def callback(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+        try:
+            for item in load_paths(self.sources, counters=self.counters, progress=callback):
+                if progress is not None:
+                    progress.stop()
+                    progress = None
+                if isinstance(item, LoadError):
+                    self.report_error(item)
+                else:
+                    yield item
+        finally:
+            if progress is not None:
+                progress.stop()
 
     def report_error(self, error: LoadError) -> None:
         """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""
