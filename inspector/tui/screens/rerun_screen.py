@@ -1,0 +1,730 @@
+"""The re-run screen: the compaction call in a worker, its progress, then before and after.
+
+`open_rerun(app, artifact, tuning)` is the one entry point: it shows the form
+(`RerunDialog`) and, on submit, pushes `RerunScreen`. The screen owns every piece of state
+(attempts so far, the result, what was written); its workers only call
+`rerun_compaction` / `write_rerun` and post messages. Errors become plain sentences on
+screen (never a traceback) and the API key is never shown: any text that could echo it is
+redacted. Renderables come from `inspector.render.rerun_report` where they exist.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message as TextualMessage
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from inspector.core.artifact import Artifact
+from inspector.core.compaction import COMPACTING_PROCESSORS
+from inspector.core.errors import ConfigError, InspectorError
+from inspector.core.messages import Message
+from inspector.core.rerun import Attempt, RerunResult, explain_outcome
+from inspector.core.tokens import TokenCounter
+from inspector.core.tuning import Tuning
+from inspector.llm import (
+    MissingApiKey,
+    NothingToCompress,
+    OutputDirError,
+    WrittenFiles,
+    rerun_compaction,
+    rerun_inputs,
+    write_rerun,
+)
+from inspector.render.rerun_report import before_after_table, losses_table, timeline_table
+from inspector.render.styles import REGION_LABELS, REGION_STYLES, STATUS_MARKS
+from inspector.tui.screens.rerun_dialog import RerunDialog, RerunRequest
+
+RunState = Literal["running", "done", "cancelled", "error"]
+
+_OUTCOME_WORDS: dict[str, tuple[str, str]] = {
+    "applied": ("COMPRESSED", "bold green"),
+    "no_benefit": ("NO BENEFIT", "bold yellow"),
+    "empty_summary": ("NO SUMMARY", "bold yellow"),
+    "failed": ("MODEL CALL FAILED", "bold red"),
+}
+_SEVERITY_MARK = {"info": "info", "warning": "warning", "error": "fail"}
+_PREVIEW_CHARS = 110
+
+
+def plain_error(error: BaseException, *, writing: bool = False) -> str:
+    """What stopped a run (or the writing of its dump), in one or two plain sentences."""
+    if isinstance(error, MissingApiKey):
+        return (
+            f"The environment variable {error.variable} is not set, so there is no API key to send. "
+            "Export it and restart the inspector, or press e to name another variable "
+            "(or turn 'send a key' off for a local server)."
+        )
+    if isinstance(error, NothingToCompress):
+        return f"{str(error)[:1].upper()}{str(error)[1:]}. No model call was made."
+    if isinstance(error, ConfigError):
+        return f"{error}. The re-run supports openJiuwen's LLM compressors only."
+    if isinstance(error, OutputDirError):
+        return str(error).replace("choose another --out", "choose another folder (press e)")
+    if isinstance(error, UnicodeDecodeError):
+        return "The prompt file is not UTF-8 text."
+    if isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        return f"Cannot {'write' if writing else 'read'}{where}: {error.strerror or error}."
+    if isinstance(error, InspectorError):
+        return str(error)
+    if isinstance(error, httpx.HTTPError):
+        return f"The HTTP call failed ({type(error).__name__}): {error}"
+    return f"Unexpected error ({type(error).__name__}): {error}"
+
+
+def _redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def _message_line(index: int, message: Message, style: str) -> Text:
+    preview = message.text_preview(_PREVIEW_CHARS).replace("\n", " ")
+    if message.tool_calls and not message.text_preview(1):
+        preview = ", ".join(call.name for call in message.tool_calls)
+    line = Text("  ", no_wrap=True, overflow="ellipsis")
+    line.append(f"#{index:<4}", style="dim")
+    line.append(f"{message.role:<10}", style=style)
+    line.append(preview)
+    return line
+
+
+def _region_head(region: str, detail: str) -> Text:
+    return Text.assemble((REGION_LABELS[region], REGION_STYLES[region]), f"  {detail}")
+
+
+def _tokens(value: int | None) -> str:
+    return "" if value is None else f" · {value} tokens"
+
+
+def before_renderable(result: RerunResult) -> RenderableType:
+    """The old context by region; the messages to compress are the ones folded into the summary."""
+    span = result.final_span
+    c = result.compaction
+    messages = result.snapshot.messages
+    lines: list[Text] = []
+    regions = (
+        ("prefix", span.prefix, c.prefix_tokens if c else None, "kept as is"),
+        (
+            "compress",
+            span.compress,
+            c.target_tokens if c else None,
+            "folded into the summary" if c else "sent to the model to summarise",
+        ),
+        ("tail", span.tail, c.tail_tokens if c else None, "kept as is"),
+    )
+    for region, (start, end), tokens, fate in regions:
+        lines.append(_region_head(region, f"{end - start} messages{_tokens(tokens)} · {fate}"))
+        for index in range(start, end):
+            lines.append(_message_line(index, messages[index], REGION_STYLES[region]))
+        lines.append(Text())
+    outside = [i for i in range(len(messages)) if span.region_of(i) == "outside"]
+    if outside:
+        lines.append(_region_head("outside", f"{len(outside)} messages"))
+        lines.extend(_message_line(i, messages[i], "dim") for i in outside)
+    total = c.tokens_before if c else None
+    lines.append(Text(f"whole context: {len(messages)} messages{_tokens(total)}", style="bold"))
+    return Group(*lines)
+
+
+def after_renderable(result: RerunResult) -> RenderableType:
+    """The new context: kept prefix, memory block, re-injected files, kept tail."""
+    c = result.compaction
+    if c is None:
+        return Text.assemble(("no new context\n\n", "bold"), explain_outcome(result))
+    span = result.final_span
+    messages = result.snapshot.messages
+    lines: list[RenderableType] = []
+    lines.append(
+        _region_head(
+            "prefix", f"{span.prefix[1] - span.prefix[0]} messages{_tokens(c.prefix_tokens)} · kept"
+        )
+    )
+    lines.extend(
+        _message_line(i, messages[i], REGION_STYLES["prefix"]) for i in range(*span.prefix)
+    )
+    lines.append(Text())
+    lines.append(
+        Text.assemble(
+            (f"memory block <{result.wrapper.tag}>", "bold magenta"),
+            f"  1 message{_tokens(c.memory_tokens)} · replaces "
+            f"{span.compress[1] - span.compress[0]} messages",
+        )
+    )
+    memory = c.memory_message.content
+    lines.append(
+        Panel(
+            Text(memory if isinstance(memory, str) else str(memory)),
+            border_style="magenta",
+            padding=(0, 1),
+        )
+    )
+    if c.recovered_message is not None:
+        files = c.reinjection.files
+        lines.append(
+            Text.assemble(
+                ("re-injected <recovered_context>", "bold yellow"),
+                f"  {len(files)} file(s){_tokens(c.recovered_tokens)}",
+                f" · sections: {', '.join(c.reinjection.sections)}"
+                if c.reinjection.sections
+                else "",
+            )
+        )
+        lines.extend(Text(f"  {path}", style="yellow") for path in files)
+    else:
+        lines.append(
+            Text(
+                "no files re-injected (nothing read in the compressed region qualified)",
+                style="dim",
+            )
+        )
+    lines.append(Text())
+    lines.append(
+        _region_head(
+            "tail", f"{span.tail[1] - span.tail[0]} messages{_tokens(c.tail_tokens)} · kept"
+        )
+    )
+    lines.extend(_message_line(i, messages[i], REGION_STYLES["tail"]) for i in range(*span.tail))
+    lines.append(Text())
+    lines.append(
+        Text(
+            f"whole context: {len(c.new_messages)} messages · {c.tokens_after} tokens",
+            style="bold green" if c.beneficial else "bold red",
+        )
+    )
+    return Group(*lines)
+
+
+def tokens_line(result: RerunResult) -> Text:
+    """Tokens and messages before -> after, and what is saved."""
+    c = result.compaction
+    if c is None:
+        return Text("no new context: nothing saved", style="dim")
+    line = Text.assemble(
+        ("tokens ", "bold"),
+        (f"{c.tokens_before} -> {c.tokens_after}", "bold"),
+        "   ",
+    )
+    if c.beneficial:
+        line.append(f"saves {c.reduction} ({c.reduction_ratio:.1%})", style="bold green")
+    else:
+        line.append(f"no saving ({c.tokens_after - c.tokens_before:+d})", style="bold red")
+    line.append(f"   messages {len(result.snapshot.messages)} -> {len(c.new_messages)}")
+    if c.recovered_message is not None:
+        line.append(f"   re-injected files {c.recovered_tokens} tokens", style="yellow")
+    return line
+
+
+def lost_renderable(result: RerunResult) -> RenderableType:
+    """What the summary lost, and the summary itself to check against."""
+    parts: list[RenderableType] = []
+    lost = [item for item in result.losses if not item.restored]
+    if result.compaction is None:
+        parts.append(Text("No summary came back, so there is nothing to compare.", style="dim"))
+        return Group(*parts)
+    if lost:
+        parts.append(
+            Text(
+                f"{len(lost)} file path(s), identifier(s) or error(s) of the compressed region are not "
+                "mentioned in the summary (heuristic: text search).",
+            )
+        )
+        parts.append(losses_table(result.losses, limit=40))
+    else:
+        parts.append(
+            Text(
+                "The summary mentions every file path, identifier and error found in the compressed "
+                "region (heuristic: text search).",
+                style="green",
+            )
+        )
+    parts.append(Text())
+    parts.append(Panel(Text(result.compaction.summary), title="summary", title_align="left"))
+    return Group(*parts)
+
+
+def findings_renderable(result: RerunResult) -> RenderableType:
+    """Findings, the attempt timeline and the region table."""
+    parts: list[RenderableType] = []
+    if result.findings:
+        table = Table(
+            title="findings", title_justify="left", box=None, show_header=False, pad_edge=False
+        )
+        table.add_column("")
+        table.add_column("")
+        for finding in result.findings:
+            mark, color = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
+            table.add_row(Text(mark, style=color), Text(finding.message))
+        parts.append(table)
+    else:
+        parts.append(Text("no findings", style="dim"))
+    parts.append(Text())
+    parts.append(timeline_table(result.attempts))
+    parts.append(
+        Text(
+            f"\nprompt: {result.prompt_source} · tools {'offered' if result.include_tools else 'left out'}"
+            f" · retry policy: {result.policy}",
+            style="dim",
+        )
+    )
+    return Group(*parts)
+
+
+class RerunScreen(Screen[None]):
+    """One re-run: progress while the call runs, then the context before and after."""
+
+    DEFAULT_CSS = """
+    RerunScreen #rerun-title { height: auto; background: $panel; padding: 0 1; }
+    RerunScreen #rerun-progress-line { height: auto; padding: 0 1; }
+    RerunScreen #rerun-progress { width: 24; }
+    RerunScreen #rerun-status { width: 1fr; height: auto; }
+    RerunScreen.-running #rerun-status { margin-left: 1; }
+    RerunScreen #rerun-head { height: auto; padding: 0 1; }
+    RerunScreen #rerun-attempts { height: auto; max-height: 8; color: $text-muted; }
+    RerunScreen #rerun-error { height: auto; color: $text-error; display: none; }
+    RerunScreen #rerun-error.-shown { display: block; }
+    RerunScreen #rerun-tokens { height: auto; margin-bottom: 1; }
+    RerunScreen #rerun-written { height: auto; color: $text-success; }
+    RerunScreen #rerun-written.-failed { color: $text-error; }
+    RerunScreen #rerun-tabs { height: 1fr; display: none; }
+    RerunScreen.-has-result #rerun-tabs { display: block; }
+    RerunScreen.-running #rerun-progress-line ProgressBar { display: block; }
+    RerunScreen #rerun-progress-line ProgressBar { display: none; }
+    RerunScreen #rerun-table { height: auto; margin-bottom: 1; }
+    RerunScreen #rerun-panes { height: auto; }
+    RerunScreen .rerun-pane { width: 1fr; height: auto; padding: 0 1 0 0; }
+    RerunScreen #after { border-left: solid $panel; padding: 0 0 0 1; }
+    RerunScreen TabPane { padding: 0; }
+    RerunScreen #before-after-pane, RerunScreen #lost-pane, RerunScreen #findings-pane { padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("escape", "cancel_run", "Cancel", tooltip="Stop the model call"),
+        Binding("escape", "close", "Back", tooltip="Close the re-run"),
+        Binding("ctrl+c", "cancel_run", "Cancel", show=False),
+        Binding("ctrl+c", "screen.copy_text", show=False),
+        Binding("w", "write_dump", "Write dump", tooltip="Write the new dump and debug records"),
+        Binding("e", "edit_rerun", "Edit & re-run", tooltip="Change the form and run again"),
+        Binding("b", "show_tab('tab-before-after')", "Before/after", show=False),
+        Binding("l", "show_tab('tab-lost')", "Lost", show=False),
+        Binding("f", "show_tab('tab-findings')", "Findings", show=False),
+    ]
+
+    class AttemptMade(TextualMessage):
+        """An HTTP call of the run ended (accepted, or failed and what happened next)."""
+
+        def __init__(self, run: int, attempt: Attempt) -> None:
+            super().__init__()
+            self.run = run
+            self.attempt = attempt
+
+    class RerunFinished(TextualMessage):
+        """The run ended with a result (any outcome, failed calls included)."""
+
+        def __init__(self, run: int, result: RerunResult) -> None:
+            super().__init__()
+            self.run = run
+            self.result = result
+
+    class DumpWritten(TextualMessage):
+        """The dump (when applied) and the debug records were written."""
+
+        def __init__(self, written: WrittenFiles) -> None:
+            super().__init__()
+            self.written = written
+
+    def __init__(
+        self,
+        artifact: Artifact,
+        tuning: Tuning,
+        request: RerunRequest,
+        *,
+        counters: Mapping[str, TokenCounter] | None = None,
+        env: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__()
+        self.artifact = artifact
+        self.tuning = tuning
+        self.request = request
+        self.counters = counters
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.transport = transport
+        self.state: RunState = "running"
+        self.run_number = 0
+        self.attempts: list[Attempt] = []
+        self.result: RerunResult | None = None
+        self.error_message: str | None = None
+        self.written: WrittenFiles | None = None
+        self.write_error: str | None = None
+        self.started = 0.0
+        self.elapsed = 0.0
+        self._worker: Worker[None] | None = None
+        self._ticker: Timer | None = None
+
+    # --- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        """Title, progress and attempts, error, tokens, then the before/after tabs."""
+        yield Static(id="rerun-title")
+        with Horizontal(id="rerun-progress-line"):
+            yield ProgressBar(
+                total=None, show_eta=False, show_percentage=False, id="rerun-progress"
+            )
+            yield Static(id="rerun-status")
+        with Vertical(id="rerun-head"):
+            yield Static(id="rerun-attempts", markup=False)
+            yield Static(id="rerun-error", markup=False)
+            yield Static(id="rerun-written", markup=False)
+        with TabbedContent(id="rerun-tabs", initial="tab-before-after"):
+            with (
+                TabPane("Before → after", id="tab-before-after"),
+                VerticalScroll(id="before-after-pane"),
+            ):
+                yield Static(id="rerun-tokens")
+                yield Static(id="rerun-table")
+                with Horizontal(id="rerun-panes"):
+                    yield Static(id="before", classes="rerun-pane")
+                    yield Static(id="after", classes="rerun-pane")
+            with TabPane("What the summary lost", id="tab-lost"), VerticalScroll(id="lost-pane"):
+                yield Static(id="lost")
+            with (
+                TabPane("Findings & attempts", id="tab-findings"),
+                VerticalScroll(id="findings-pane"),
+            ):
+                yield Static(id="findings")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Start the run."""
+        self.start_run()
+
+    # --- state ---------------------------------------------------------------------------
+
+    def _secret(self) -> str | None:
+        return self.env.get(self.request.api_key_env) or None
+
+    def start_run(self) -> None:
+        """Reset the state and start a run of the current request."""
+        self.run_number += 1
+        self.state = "running"
+        self.attempts = []
+        self.result = None
+        self.error_message = None
+        self.written = None
+        self.write_error = None
+        self.started = time.monotonic()
+        self.elapsed = 0.0
+        if self._ticker is not None:
+            self._ticker.stop()
+        self._ticker = self.set_interval(0.2, self._tick)
+        self._worker = self.run_rerun(self.run_number, self.request)
+        self._refresh_all()
+
+    def _tick(self) -> None:
+        if self.state == "running":
+            self.elapsed = time.monotonic() - self.started
+            self._show_status()
+
+    def _finish(self, state: RunState) -> None:
+        self.state = state
+        self.elapsed = time.monotonic() - self.started
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        self._refresh_all()
+
+    def _refresh_all(self) -> None:
+        self.set_class(self.state == "running", "-running")
+        self.set_class(self.result is not None, "-has-result")
+        self._show_title()
+        self._show_status()
+        self._show_attempts()
+        error = self.query_one("#rerun-error", Static)
+        error.update(self.error_message or "")
+        error.set_class(bool(self.error_message), "-shown")
+        self._show_result()
+        self._show_written()
+        self.refresh_bindings()
+
+    def _show_title(self) -> None:
+        r = self.request
+        prompt = {
+            "recorded": "recorded prompt",
+            "builtin": "built-in prompt",
+            "file": f"prompt file {r.prompt_file}",
+        }[r.prompt_choice]
+        key = r.api_key_env if r.send_key else "no key"
+        head = Text.assemble(
+            ("Re-run ", "bold"),
+            (self.tuning.processor_class, "bold cyan"),
+            f" · {self.artifact.kind} {self.artifact.id}",
+            (f" · {self.artifact.source}", "dim"),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        settings = Text(
+            f"{r.model} at {r.base_url} · key {key} · {prompt} · tools "
+            f"{'offered' if r.include_tools else 'left out'} · retry {r.policy} · context_max "
+            f"{self.tuning.context_max}, keep_recent {self.tuning.keep_recent}, {self.tuning.token_mode}",
+            style="dim",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        title = Group(head, settings)
+        self.query_one("#rerun-title", Static).update(title)
+
+    def status_text(self) -> Text:
+        """The one status line: running, the outcome, cancelled, or could not run."""
+        if self.state == "running":
+            calls = f" · {len(self.attempts)} call(s) done" if self.attempts else ""
+            return Text(
+                f"calling {self.request.model} ... {self.elapsed:.1f} s{calls}   (Esc to cancel)",
+                style="bold",
+            )
+        if self.state == "cancelled":
+            return Text(
+                f"cancelled after {self.elapsed:.1f} s: no result, the context is unchanged "
+                "(e to edit and run again, Esc to go back)",
+                style="bold yellow",
+            )
+        if self.state == "error":
+            return Text("could not run (e to edit the form, Esc to go back)", style="bold red")
+        assert self.result is not None
+        word, style = _OUTCOME_WORDS[self.result.outcome]
+        text = Text.assemble((word, style), "  ", explain_outcome(self.result))
+        if self.request.prompt_choice == "recorded" and self.result.prompt_source != "recorded":
+            text.append("  (the dump holds no prompt: the built-in one was used)", style="yellow")
+        return Text(_redact(text.plain, self._secret()), spans=text.spans)
+
+    def _show_status(self) -> None:
+        self.query_one("#rerun-status", Static).update(self.status_text())
+
+    def _show_attempts(self) -> None:
+        secret = self._secret()
+        lines = [_redact(a.describe(), secret) for a in self.attempts]
+        self.query_one("#rerun-attempts", Static).update("\n".join(lines))
+
+    def _show_result(self) -> None:
+        result = self.result
+        tokens = self.query_one("#rerun-tokens", Static)
+        if result is None:
+            tokens.update("")
+            return
+        tokens.update(tokens_line(result))
+        table = self.query_one("#rerun-table", Static)
+        table.display = result.compaction is not None
+        if result.compaction is not None:
+            table.update(before_after_table(result))
+        self.query_one("#before", Static).update(before_renderable(result))
+        self.query_one("#after", Static).update(after_renderable(result))
+        self.query_one("#lost", Static).update(lost_renderable(result))
+        self.query_one("#findings", Static).update(findings_renderable(result))
+        lost = sum(1 for item in result.losses if not item.restored)
+        tabs = self.query_one("#rerun-tabs", TabbedContent)
+        tabs.get_tab("tab-lost").label = f"What the summary lost ({lost})"  # type: ignore[assignment]
+        tabs.get_tab("tab-findings").label = f"Findings & attempts ({len(result.findings)})"  # type: ignore[assignment]
+
+    def _show_written(self) -> None:
+        line = self.query_one("#rerun-written", Static)
+        line.set_class(self.write_error is not None, "-failed")
+        if self.write_error is not None:
+            line.update(f"not written: {self.write_error}")
+        elif self.written is not None:
+            if self.written.dump is not None:
+                line.update(
+                    f"dump written: {self.written.dump}\ndebug records appended to: {self.written.debug_log}"
+                )
+            else:
+                line.update(
+                    "no dump written (openJiuwen writes one only for an applied compression); "
+                    f"debug records appended to: {self.written.debug_log}"
+                )
+        elif self.result is not None:
+            what = "the dump" if self.result.outcome == "applied" else "openJiuwen's debug records"
+            line.update(f"w writes {what} into {self.request.out_dir}")
+        else:
+            line.update("")
+
+    # --- workers -------------------------------------------------------------------------
+
+    @work(exclusive=True, group="rerun", exit_on_error=False)
+    async def run_rerun(self, run: int, request: RerunRequest) -> None:
+        """Call the model as openJiuwen would; post each attempt and the result."""
+        inputs = rerun_inputs(
+            self.artifact,
+            self.tuning,
+            prompt_file=request.prompt_file if request.prompt_choice == "file" else None,
+            use_builtin=request.prompt_choice == "builtin",
+        )
+        assert self.artifact.snapshot is not None
+        counter = self.counters[self.tuning.token_mode] if self.counters else None
+        result = await rerun_compaction(
+            self.artifact.snapshot,
+            self.tuning,
+            request.endpoint(),
+            prompt=inputs.prompt,
+            prompt_source=inputs.prompt_source,
+            wrapper=inputs.wrapper,
+            include_tools=request.include_tools,
+            policy=request.policy,
+            counter=counter,
+            identity=inputs.identity,
+            transport=self.transport,
+            on_attempt=lambda attempt: self.post_message(self.AttemptMade(run, attempt)),
+            env=self.env,
+        )
+        self.post_message(self.RerunFinished(run, result))
+
+    @work(exclusive=True, group="rerun-write", thread=True, exit_on_error=False)
+    def write_dump(self, result: RerunResult, out_dir: Path) -> None:
+        """Write the dump and debug records into the chosen folder; post where they went."""
+        self.post_message(self.DumpWritten(write_rerun(result, out_dir)))
+
+    # --- messages --------------------------------------------------------------------------
+
+    @on(AttemptMade)
+    def _attempt_made(self, event: AttemptMade) -> None:
+        if event.run == self.run_number and self.state == "running":
+            self.attempts.append(event.attempt)
+            self._show_attempts()
+            self._show_status()
+
+    @on(RerunFinished)
+    def _rerun_finished(self, event: RerunFinished) -> None:
+        if event.run != self.run_number or self.state != "running":
+            return
+        self.result = event.result
+        self.attempts = list(event.result.attempts)
+        self._finish("done")
+        self.query_one("#before-after-pane", VerticalScroll).focus()
+
+    @on(DumpWritten)
+    def _dump_written(self, event: DumpWritten) -> None:
+        self.written = event.written
+        self.write_error = None
+        self._show_written()
+        self.refresh_bindings()
+        where = event.written.dump or event.written.debug_log
+        self.notify(f"written: {where}", title="re-run saved")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors become plain words on screen."""
+        worker = event.worker
+        if event.state != WorkerState.ERROR:
+            return
+        error = worker.error or RuntimeError("unknown")
+        message = _redact(plain_error(error, writing=worker.group == "rerun-write"), self._secret())
+        if worker.group == "rerun":
+            if worker is self._worker and self.state == "running":
+                self.error_message = message
+                self._finish("error")
+        elif worker.group == "rerun-write":
+            self.write_error = message
+            self._show_written()
+
+    # --- actions -------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Cancel only while running; write once a result exists; the rest when idle."""
+        running = self.state == "running"
+        if action == "cancel_run":
+            return running
+        if action == "close":
+            return not running
+        if action == "write_dump":
+            if self.result is None:
+                return False
+            return None if self.written is not None else True
+        if action == "edit_rerun":
+            return not running
+        if action == "show_tab":
+            return self.result is not None
+        return True
+
+    def action_cancel_run(self) -> None:
+        """Stop the model call; the screen says "cancelled"."""
+        if self.state != "running":
+            return
+        if self._worker is not None:
+            self._worker.cancel()
+        self._finish("cancelled")
+
+    def action_close(self) -> None:
+        """Back to where the re-run was started."""
+        self.dismiss(None)
+
+    def action_write_dump(self) -> None:
+        """Write the new dump (applied results) and the debug records to the output folder."""
+        if self.result is not None and self.written is None:
+            self.write_dump(self.result, self.request.out_dir)
+
+    def action_edit_rerun(self) -> None:
+        """Open the form with the current values; a submit starts a new run here."""
+
+        def submitted(request: RerunRequest | None) -> None:
+            if request is not None:
+                self.request = request
+                self.start_run()
+
+        self.app.push_screen(
+            RerunDialog(self.artifact, defaults=self.request, env=self.env), submitted
+        )
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch the result tab."""
+        self.query_one("#rerun-tabs", TabbedContent).active = tab
+        self.query_one(f"#{tab} VerticalScroll", VerticalScroll).focus()
+
+
+def open_rerun(
+    app: App[Any],
+    artifact: Artifact,
+    tuning: Tuning,
+    *,
+    counters: Mapping[str, TokenCounter] | None = None,
+    env: Mapping[str, str] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    defaults: RerunRequest | None = None,
+) -> None:
+    """Show the re-run form for this context and tuning; on submit, push the run screen."""
+    if artifact.snapshot is None:
+        app.notify(
+            f"{artifact.id} holds no context to re-run (a debug log alone)",
+            title="cannot re-run",
+            severity="warning",
+        )
+        return
+    if tuning.processor not in COMPACTING_PROCESSORS:
+        app.notify(
+            f"the {tuning.processor_class} does not call a model; re-run works for openJiuwen's "
+            f"LLM compressors ({', '.join(COMPACTING_PROCESSORS)})",
+            title="cannot re-run",
+            severity="warning",
+        )
+        return
+
+    def submitted(request: RerunRequest | None) -> None:
+        if request is not None:
+            app.push_screen(
+                RerunScreen(
+                    artifact, tuning, request, counters=counters, env=env, transport=transport
+                )
+            )
+
+    app.push_screen(RerunDialog(artifact, defaults=defaults, env=env), submitted)
