@@ -54,7 +54,9 @@ def test_layout_size_and_coverage(generated: Path, loaded: list[Any]) -> None:
         )
     assert not [r for r in loaded if isinstance(r, LoadError)]
     records = [
-        json.loads(line) for p in generated.rglob("*.jsonl") for line in p.read_text().splitlines()
+        json.loads(line)
+        for p in generated.rglob("context_debug/*.jsonl")
+        for line in p.read_text().splitlines()
     ]
     reasons = {r["reason"] for r in records if r["event"] == "threshold_check"}
     assert reasons == {

@@ -1,7 +1,10 @@
 """`inspector snapshot SOURCE ... [TUNING]`: JSON Lines, one context snapshot per context found.
 
 For a dump this is the rebuilt pre-compression context. Tuning flags are written into the
-snapshot. Values that look like API keys are masked.
+snapshot. Values that look like API keys are masked. When the source names them, the
+snapshot also carries `session_id`, `context_id` and `timestamp` (the time of the
+`threshold_check` it was evaluated at: a debug run's check, a dump's linked check, or a
+loaded snapshot's own), so loading it next to the debug log links it to that evaluation.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 from inspector.cli.common import add_tuning_arguments, apply_overrides, print_json_line
 from inspector.cli.run_support import ReportRun
+from inspector.core.artifact import Artifact
 from inspector.core.redact import mask_secrets
 from inspector.core.snapshot import ContextSnapshot
 
@@ -38,7 +42,25 @@ def run(args: argparse.Namespace) -> int:
             tuning=apply_overrides(snapshot.tuning, report.overrides),
         )
         record: dict[str, Any] = tuned.to_dict()
+        record.update(_evaluation_keys(artifact))
         record["source"] = artifact.source
         record["kind"] = artifact.kind
         print_json_line(mask_secrets(record))
     return report.exit_status
+
+
+def _evaluation_keys(artifact: Artifact) -> dict[str, Any]:
+    """`session_id`, `context_id` and the check's `timestamp`, where the artifact knows them."""
+    keys: dict[str, Any] = {}
+    if artifact.session_id is not None:
+        keys["session_id"] = artifact.session_id
+    if artifact.context_id is not None:
+        keys["context_id"] = artifact.context_id
+    when: Any = artifact.timestamp
+    if artifact.kind == "dump":
+        # a dump's own time is when it was written; the evaluation is its linked check
+        check = artifact.recorded.get("threshold_check")
+        when = check.get("timestamp") if isinstance(check, dict) else None
+    if isinstance(when, int | float) and not isinstance(when, bool):
+        keys["timestamp"] = when
+    return keys

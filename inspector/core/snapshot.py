@@ -1,6 +1,13 @@
 """The context snapshot: everything one compressor decision depends on.
 
-Also our interchange format (one JSON object per snapshot; the parity corpus uses it).
+Also our interchange format (one JSON object per snapshot, or JSON Lines of them; the
+parity corpus uses it). Keys: `id`, `processor`, `config`, `context_max`, `token_mode`,
+`system_messages`, `messages`, `tools`, optional `tool_boundary`. Optional keys that tie a
+snapshot to what openJiuwen logged (read by `inspector.sources.loader`, kept in `extra`
+here): `session_id` and `context_id` (raw ids, as the debug records write them) and
+`timestamp` (epoch seconds of the `threshold_check` whose context this is). With all three
+and `processor`, the snapshot is the context of that one evaluation in a loaded debug log.
+Unknown keys (`expected`, `generator`, ...) are tolerated and kept in `extra`.
 Must not import anything outside the standard library and `inspector.core`.
 """
 

@@ -6,8 +6,10 @@ A record whose known keys have the wrong type is refused (counted as a bad line)
 One debug artifact is made per evaluation run that did not end in a dump: a run that
 produced a dump is reported once, by the dump's artifact, which carries the run's
 `threshold_check` and retries. A debug artifact has no context, unless a loaded snapshot
-names the same processor, session and context and the log holds one check for them
-(a scenario's `input.json`): then that snapshot is its context. Must not import Textual or Rich.
+names that evaluation (processor, session, context and the check's `timestamp`), or names
+the same processor, session and context while the log holds one check for them (a
+scenario's `input.json`): then that snapshot is its context (rules in
+`inspector.sources.loader`). Must not import Textual or Rich.
 """
 
 from __future__ import annotations
@@ -80,11 +82,17 @@ def run_id(run: EvaluationRun) -> str:
 
 
 def debug_artifact(
-    run: EvaluationRun, timeline: list[dict[str, Any]], context: Artifact | None = None
+    run: EvaluationRun,
+    timeline: list[dict[str, Any]],
+    context: Artifact | None = None,
+    *,
+    link: str | None = None,
 ) -> Artifact:
     """One evaluation run as an artifact: the check's reason and numbers, retries, outcome.
 
-    `context` is a snapshot artifact known to hold the context the check saw (or None).
+    `context` is a snapshot artifact known to hold the context the check saw (or None);
+    `link` says how it was found: "evaluation" (it names this check's time) or "session"
+    (the only snapshot for the only check of this key). Both go to `extra`.
     """
     check = dict(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
@@ -118,5 +126,9 @@ def debug_artifact(
             "timeline": timeline,
             "run_index": run.index,
             "context_from": None if context is None else context.source,
+            "context_snapshot_id": None
+            if context is None or context.snapshot is None
+            else context.snapshot.id,
+            "context_link": None if context is None else (link or "session"),
         },
     )

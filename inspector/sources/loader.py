@@ -7,6 +7,24 @@ JSON Lines). Debug records from every source are joined with every dump (by proc
 session, context and time) before anything is yielded, so a dump folder and a debug folder
 given separately still link.
 
+A debug-log evaluation that did not end in a dump gets a context from a loaded snapshot
+(a `kind="snapshot"` artifact) by one of two rules, the first that applies:
+
+1. **By evaluation.** A snapshot whose `processor`, `session_id` and `context_id` equal the
+   run's and whose `timestamp` (epoch seconds) lies within `EVALUATION_TOLERANCE_SECONDS`
+   of the run's `threshold_check` timestamp belongs to that one evaluation (the nearest
+   check, when two are that close; none if they are equally near). This is what `inspector
+   snapshot` writes for a debug artifact, and what `sample_dumps/` holds in
+   `<session>_context/inspector_snapshots.jsonl`. Such a snapshot is then shown only as
+   the debug artifact's context, not as an artifact of its own. Times, not ordinals, name
+   the evaluation: an ordinal shifts when a log is rotated or only part of it is loaded.
+2. **By session.** A snapshot without `timestamp` naming the same processor, session and
+   context (a scenario's `input.json`) is the context when it is the only such snapshot
+   and the logs hold exactly one evaluation for that key. It stays an artifact of its own.
+
+Two snapshots claiming the same evaluation link neither; a snapshot naming a time no
+check has stays a plain snapshot artifact.
+
 Folders are searched recursively for `*.json`, `*.jsonl` and `*.ndjson` (hidden entries
 skipped, symlinked folders not followed); their artifacts come newest first. JSON that is
 none of the formats (a harness's `result.json`, `http_requests.json`, `index.json`) is
@@ -38,6 +56,8 @@ from inspector.core.snapshot import looks_like_snapshot, snapshot_from_dict
 from inspector.core.timeline import (
     DebugRecord,
     DumpRef,
+    EvaluationRun,
+    RunKey,
     group_runs,
     link_runs,
     safe_name,
@@ -72,6 +92,10 @@ UNEXPECTED = "unexpected structure"
 
 #: File name endings a folder scan reads (explicit file arguments are read whatever their name).
 FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+#: How far (seconds) a snapshot's `timestamp` may lie from the threshold_check it names:
+#: room for a time rounded to the millisecond, far less than between two checks of a context.
+EVALUATION_TOLERANCE_SECONDS = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +331,7 @@ def _classify(
                         snapshot=snapshot,
                         session_id=_str(document.get("session_id")),
                         context_id=_str(document.get("context_id")),
+                        timestamp=_seconds(document.get("timestamp")),
                         processor=snapshot.tuning.processor_class
                         if "processor" in snapshot.recorded_fields
                         else None,
@@ -345,6 +370,14 @@ def _snapshot_label(document: Mapping[str, Any], path: Path) -> str:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _seconds(value: Any) -> float | None:
+    """A finite epoch time in seconds, or None (booleans and text are not times)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
 
 
 def _add_messages(
@@ -538,18 +571,37 @@ class _Streamer:
         return self.timelines.get(None if session is None else safe_name(session), [])
 
     def _attach_debug_artifacts(self) -> None:
-        """One artifact per run that did not end in a dump, kept with the log it came from."""
+        """One artifact per run that did not end in a dump, kept with the log it came from.
+
+        Its context is the snapshot naming that evaluation, else the one snapshot naming its
+        key when the logs hold one evaluation for it (module docstring); a snapshot linked
+        by evaluation is not yielded on its own.
+        """
         per_file = {str(path): load for path, load in self.loads.items()}
-        contexts = _snapshots_by_key(list(self.loads.values()))
+        loads = list(self.loads.values())
+        exact = _snapshots_by_evaluation(loads, self.runs)
+        contexts = _snapshots_by_key(loads)
         runs_per_key = Counter(run.key for run in self.runs)
+        absorbed: set[int] = set()
         for run in self.runs:
             owner = per_file.get(run.source)
             if run.dump_id is not None or owner is None:
                 continue
-            # a snapshot naming this session and context (a scenario's input.json) is the
-            # context the check saw, when the log holds exactly one check for it
-            match = contexts.get(run.key) if runs_per_key[run.key] == 1 else None
-            owner.artifacts.append(debug_artifact(run, self._timeline(run.session_id), match))
+            match = exact.get((run.key, run.index))
+            link: str | None = "evaluation" if match is not None else None
+            if match is not None:
+                absorbed.add(id(match))
+            elif runs_per_key[run.key] == 1:
+                # a snapshot naming this session and context (a scenario's input.json) is the
+                # context the check saw, when the log holds exactly one check for it
+                match = contexts.get(run.key)
+                link = "session" if match is not None else None
+            owner.artifacts.append(
+                debug_artifact(run, self._timeline(run.session_id), match, link=link)
+            )
+        if absorbed:
+            for load in loads:
+                load.artifacts = [a for a in load.artifacts if id(a) not in absorbed]
 
     def _file_results(self, load: _FileLoad) -> Iterator[LoadResult]:
         """An explicit file's results in file order (dumps made into artifacts here)."""
@@ -635,11 +687,8 @@ class _Streamer:
             return LoadError(str(path), f"{UNEXPECTED} ({type(error).__name__}: {error})")
 
 
-def _snapshots_by_key(
-    loads: list[_FileLoad],
-) -> dict[tuple[str | None, str | None, str | None], Artifact]:
-    """Snapshot artifacts that name their processor, session and context, when unambiguous."""
-    found: dict[tuple[str | None, str | None, str | None], list[Artifact]] = {}
+def _linkable_snapshots(loads: list[_FileLoad]) -> Iterator[tuple[RunKey, Artifact]]:
+    """Snapshot artifacts that name their processor, session and context, with that key."""
     for load in loads:
         for artifact in load.artifacts:
             if (
@@ -648,6 +697,42 @@ def _snapshots_by_key(
                 and artifact.context_id
                 and artifact.processor
             ):
-                key = (artifact.processor, artifact.session_id, artifact.context_id)
-                found.setdefault(key, []).append(artifact)
+                yield (artifact.processor, artifact.session_id, artifact.context_id), artifact
+
+
+def _snapshots_by_key(loads: list[_FileLoad]) -> dict[RunKey, Artifact]:
+    """Snapshots without a `timestamp` naming their key, when one is the only one for it."""
+    found: dict[RunKey, list[Artifact]] = {}
+    for key, artifact in _linkable_snapshots(loads):
+        if artifact.timestamp is None:
+            found.setdefault(key, []).append(artifact)
     return {key: items[0] for key, items in found.items() if len(items) == 1}
+
+
+def _snapshots_by_evaluation(
+    loads: list[_FileLoad], runs: list[EvaluationRun]
+) -> dict[tuple[RunKey, int], Artifact]:
+    """Snapshots with a `timestamp`, by the (key, index) of the evaluation they name.
+
+    A snapshot names the run of its key whose check time is nearest its `timestamp`,
+    within EVALUATION_TOLERANCE_SECONDS (two equally near: none). A run claimed by two
+    snapshots gets neither.
+    """
+    times: dict[RunKey, list[tuple[float, int]]] = {}
+    for run in runs:
+        when = run.timestamp
+        if when is not None:
+            times.setdefault(run.key, []).append((when, run.index))
+    claims: dict[tuple[RunKey, int], list[Artifact]] = {}
+    for key, artifact in _linkable_snapshots(loads):
+        if artifact.timestamp is None:
+            continue
+        near = sorted(
+            (abs(when - artifact.timestamp), index)
+            for when, index in times.get(key, [])
+            if abs(when - artifact.timestamp) <= EVALUATION_TOLERANCE_SECONDS
+        )
+        if not near or (len(near) > 1 and near[0][0] == near[1][0]):
+            continue
+        claims.setdefault((key, near[0][1]), []).append(artifact)
+    return {claim: items[0] for claim, items in claims.items() if len(items) == 1}

@@ -7,7 +7,11 @@ engine and written as openJiuwen writes it (`threshold_check`, `span_built`,
 `compression_retry` in `<Processor>.jsonl`; a dump per applied compression), so every
 number in the folder is what our engine says for the context it came from. Model
 failures are scripted per evaluation. Layout: `<workspace>/context/<session>_context/
-{compression_logs,context_debug}/`, as openJiuwen lays it out with a workspace.
+{compression_logs,context_debug}/`, as openJiuwen lays it out with a workspace. Beside
+those, `<session>_context/inspector_snapshots.jsonl` holds, for every evaluation that wrote
+no dump, the exact context it was evaluated on as a context snapshot carrying
+`session_id`, `context_id` and the check's `timestamp` (what `inspector snapshot` exports
+for a debug run), so the loader gives every debug artifact its context.
 This module writes files only into the folder it is given.
 """
 
@@ -27,6 +31,7 @@ from typing import Any
 
 from inspector.core.engine import PricedContext, Span
 from inspector.core.messages import Message, Tool, ToolCall
+from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import safe_name
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
@@ -81,6 +86,8 @@ ERRORS = {
 }
 TRANSIENT_DELAYS = (0.05, 0.1)
 BUDGET_RATIOS = (0.85, 0.65, 0.5)
+#: Per session folder: the contexts of the evaluations that wrote no dump, as snapshots.
+SNAPSHOTS_FILE = "inspector_snapshots.jsonl"
 
 TOOLS: tuple[Tool, ...] = tuple(
     Tool(
@@ -195,6 +202,9 @@ class Session:
     outcomes: list[str] = field(default_factory=list)
     #: The context before each applied compression, in dump order (what a rebuild must give back).
     contexts_before: list[tuple[Message, ...]] = field(default_factory=list)
+    #: A context snapshot (interchange form) for each evaluation that wrote no dump: the
+    #: exact context it was evaluated on, tied to its check by session, context and time.
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
     _serial: int = 0
 
     # --- building the conversation -------------------------------------------------------
@@ -269,9 +279,28 @@ class Session:
         self, script: Sequence[str] = ("ok",), summary: str = "", reinject: str | None = None
     ) -> str:
         """Evaluate the trigger before a model call (see `_check`) and remember the outcome."""
+        context = tuple(self.messages)
+        first = len(self.records)
         outcome = self._check(script, summary, reinject)
         self.outcomes.append(outcome)
+        if not outcome.startswith("compressed"):
+            self.snapshots.append(self._snapshot(context, self.records[first]))
         return outcome
+
+    def _snapshot(self, context: tuple[Message, ...], check: dict[str, Any]) -> dict[str, Any]:
+        """The context of one evaluation as `inspector snapshot` exports it for a debug run."""
+        index = sum(1 for r in self.records if r["event"] == "threshold_check")
+        snapshot = ContextSnapshot(
+            id=f"{self.session_id}/{self.context_id}/{self.tuning.processor_class}#{index}",
+            system_messages=self.system,
+            messages=context,
+            tools=TOOLS,
+            tuning=self.tuning,
+        ).to_dict()
+        snapshot.update(
+            session_id=self.session_id, context_id=self.context_id, timestamp=check["timestamp"]
+        )
+        return snapshot
 
     def _check(self, script: Sequence[str], summary: str, reinject: str | None) -> str:
         """Evaluate the trigger before a model call and play the compression out per `script`.
@@ -501,7 +530,10 @@ class Session:
     # --- writing --------------------------------------------------------------------------
 
     def write(self, workspace: Path) -> list[Path]:
-        """Write the dumps and the debug log where openJiuwen puts them with a workspace."""
+        """Write the dumps and the debug log where openJiuwen puts them with a workspace.
+
+        Beside them, `SNAPSHOTS_FILE` holds the context of every evaluation without a dump.
+        """
         root = workspace / "context" / f"{self.session_id}_context"
         written: list[Path] = []
         if self.dumps:
@@ -519,6 +551,13 @@ class Session:
             with path.open("a", encoding="utf-8") as handle:
                 for record in self.records:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            written.append(path)
+        if self.snapshots:
+            path = root / SNAPSHOTS_FILE
+            root.mkdir(parents=True, exist_ok=True)
+            with path.open("w", encoding="utf-8") as handle:
+                for snapshot in self.snapshots:
+                    handle.write(json.dumps(snapshot, ensure_ascii=False) + "\n")
             written.append(path)
         return written
 
@@ -926,6 +965,16 @@ for that context, written in openJiuwen's formats and its workspace layout:
 `workspace/context/<session id>_context/compression_logs/<ms>_<Processor>_<session>.json` and
 `.../context_debug/<Processor>.jsonl`. Open it with `make run` or `inspector sample_dumps`;
 `inspector stats sample_dumps` summarises it; `inspector why sample_dumps --json` explains each run.
+
+Beside each session's `context_debug/` folder, `workspace/context/<session id>_context/inspector_snapshots.jsonl`
+holds contexts exported by the inspector (`inspector snapshot`) at each evaluation, so every
+evaluation can be re-evaluated: one context snapshot per evaluation that wrote no dump
+(below_threshold, no_compressible_span, target_below_min, silent ends, failures), carrying
+`session_id`, `context_id` and the `timestamp` of its `threshold_check`. openJiuwen does not
+write this file; in real use you would export the context from the agent. The loader links
+each snapshot to the evaluation with that time, so every debug artifact has its context and
+`why` reproduces the logged reason, total and threshold (and answers what setting would make
+it compress). Evaluations that compressed need no such file: their dump rebuilds the context.
 
 These are not recordings of openJiuwen: conversations, model replies and failures are scripted.
 Counts, spans and trigger decisions come from the inspector's engine (which matches openJiuwen
