@@ -67,11 +67,12 @@ class ReportRun:
         progress = _stderr_progress() if not self.json else None
         callback = None
         if progress is not None:
-            task = progress.add_task("loading", total=None)
-            progress.start()
+            bar = progress
+            task = bar.add_task("loading", total=None)
+            bar.start()
 
             def callback(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total)
+                bar.update(task, completed=done, total=total)
 
         try:
             for item in load_paths(self.sources, counters=self.counters, progress=callback):
