@@ -8,6 +8,7 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -93,6 +94,16 @@ class PricedContext:
         )
         self.usage = self._usage_baseline()
         self._earliest_call, self._pull_suffix_min = self._tool_boundary_index()
+        #: (result index, call id, index of the earliest call with that id), in index order.
+        self._results_with_calls = [
+            (index, message.tool_call_id, self._earliest_call[message.tool_call_id])
+            for index, message in enumerate(self.messages)
+            if message.role == "tool"
+            and message.tool_call_id
+            and message.tool_call_id in self._earliest_call
+        ]
+        self._result_positions = [index for index, _, _ in self._results_with_calls]
+        self._reused: dict[str, list[int]] | None = None
 
     @classmethod
     def from_snapshot(cls, snapshot: ContextSnapshot, counter: TokenCounter) -> PricedContext:
@@ -189,27 +200,27 @@ class PricedContext:
             return []
         start = max(self.n - keep, 0)
         causes: list[tuple[str, int, int]] = []
+        results = self._results_with_calls
         while True:
             moved = start
-            for index in range(start, self.n):
-                message = self.messages[index]
-                if message.role == "tool" and message.tool_call_id:
-                    call_index = self._earliest_call.get(message.tool_call_id)
-                    if call_index is not None and call_index < start:
-                        causes.append((message.tool_call_id, index, call_index))
-                        moved = min(moved, call_index)
+            for index, call_id, call_index in results[bisect_left(self._result_positions, start) :]:
+                if call_index < start:
+                    causes.append((call_id, index, call_index))
+                    moved = min(moved, call_index)
             if moved == start:
                 return causes
             start = moved
 
     def reused_call_ids(self) -> dict[str, list[int]]:
         """Tool-call ids used by more than one assistant message, with those messages."""
-        seen: dict[str, list[int]] = {}
-        for index, message in enumerate(self.messages):
-            if message.role == "assistant":
-                for call_id in set(message.call_ids):
-                    seen.setdefault(call_id, []).append(index)
-        return {k: v for k, v in seen.items() if len(v) > 1}
+        if self._reused is None:  # tuning-independent: computed once per context
+            seen: dict[str, list[int]] = {}
+            for index, message in enumerate(self.messages):
+                if message.role == "assistant" and message.tool_calls:
+                    for call_id in set(message.call_ids):
+                        seen.setdefault(call_id, []).append(index)
+            self._reused = {k: v for k, v in seen.items() if len(v) > 1}
+        return {k: list(v) for k, v in self._reused.items()}
 
     # --- spans and the decision ---------------------------------------------------------
 

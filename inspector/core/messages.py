@@ -34,6 +34,12 @@ _MESSAGE_KEYS = {
     "usage_metadata",
     "metadata",
 }
+_TOOL_CALL_KEYS = {"id", "type", "function", "name", "arguments", "index", "response_item_id"}
+
+
+def is_mapping(value: Any) -> bool:
+    """isinstance(value, Mapping), with a fast path for plain dicts (the ABC check is slow)."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +56,10 @@ class ToolCall:
     @classmethod
     def from_dict(cls, raw: Any) -> ToolCall:
         """Read a nested or flat tool call; `arguments` given as an object is JSON-encoded."""
-        if not isinstance(raw, Mapping):
+        if not is_mapping(raw):
             raise FormatError(f"a tool call must be an object, got {type(raw).__name__}")
         function = raw.get("function")
-        if isinstance(function, Mapping):
+        if is_mapping(function):
             name = function.get("name")
             arguments = function.get("arguments")
         else:
@@ -64,14 +70,13 @@ class ToolCall:
         elif not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
         call_id = raw.get("id")
-        known = {"id", "type", "function", "name", "arguments", "index", "response_item_id"}
         return cls(
             id=None if call_id is None else str(call_id),
             name="" if name is None else str(name),
             arguments=arguments,
             type=str(raw.get("type") or "function"),
             response_item_id=raw.get("response_item_id"),
-            extra={k: v for k, v in raw.items() if k not in known},
+            extra={k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS},
         )
 
     def to_openai(self) -> dict[str, Any]:
@@ -102,7 +107,7 @@ class Message:
     @classmethod
     def from_dict(cls, raw: Any) -> Message:
         """Read one serialized message (openJiuwen dump shape); unknown keys go to `extra`."""
-        if not isinstance(raw, Mapping):
+        if not is_mapping(raw):
             raise FormatError(f"a message must be an object, got {type(raw).__name__}")
         role = raw.get("role")
         if not isinstance(role, str):
@@ -116,10 +121,10 @@ class Message:
         if not isinstance(calls_raw, list | tuple):
             raise FormatError("tool_calls must be a list")
         usage = raw.get("usage_metadata")
-        if usage is not None and not isinstance(usage, Mapping):
+        if usage is not None and not is_mapping(usage):
             raise FormatError("usage_metadata must be an object")
         metadata = raw.get("metadata")
-        if not isinstance(metadata, Mapping):
+        if not is_mapping(metadata):
             metadata = {}
         tool_call_id = raw.get("tool_call_id")
         name = raw.get("name")

@@ -16,9 +16,9 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from inspector.core.messages import Message, Tool
+from inspector.core.messages import Message, Tool, is_mapping
 
 TokenMode = Literal["tiktoken_cl100k", "len_div_4"]
 TOKEN_MODES: tuple[TokenMode, ...] = ("tiktoken_cl100k", "len_div_4")
@@ -41,6 +41,10 @@ EncodeLen = Callable[[str], int]
 
 def sanitize_text(text: str) -> str:
     """Replace image data URLs in a string by a placeholder (openJiuwen's rule)."""
+    # Every match contains ";" and "64," (no case variants), so most texts skip the
+    # slower case-insensitive regex scan.
+    if ";" not in text or "64," not in text:
+        return text
     if text.startswith("data:image/") and ";base64," in text:
         return IMAGE_DATA_URL_PLACEHOLDER
     return _DATA_URL_RE.sub(IMAGE_DATA_URL_PLACEHOLDER, text)
@@ -52,7 +56,7 @@ def sanitize_value(value: Any) -> Any:
         return sanitize_text(value)
     if isinstance(value, list):
         return [sanitize_value(item) for item in value]
-    if isinstance(value, Mapping):
+    if is_mapping(value):
         out: dict[Any, Any] = {}
         for key, item in value.items():
             if (
@@ -212,12 +216,29 @@ def image_block_tokens(block: Mapping[str, Any], placeholder_tokens: int | None 
 
 def is_image_block(block: Any) -> bool:
     """True for a content block openJiuwen prices as an image."""
-    return isinstance(block, Mapping) and (
+    return is_mapping(block) and (
         block.get("type") in ("image_url", "image") or "image_url" in block or "image" in block
     )
 
 
 # --- the counter ---------------------------------------------------------------------------
+
+
+class PieceStore(Protocol):
+    """A persistent memo of piece counts (the on-disk token cache), injected by a caller.
+
+    `lookup` returns a stored count or None; `save` records a newly computed one. Keys are
+    the store's business; they must cover `counter.identity` and the message's role,
+    content and (in tiktoken mode, for assistants) tool calls.
+    """
+
+    def lookup(self, counter: TokenCounter, message: Message) -> int | None:
+        """A stored count, or None."""
+        ...
+
+    def save(self, counter: TokenCounter, message: Message, tokens: int) -> None:
+        """Record a computed count."""
+        ...
 
 
 class TokenCounter:
@@ -238,6 +259,8 @@ class TokenCounter:
         self._encode_len = encode_len
         self._image_placeholder = image_placeholder_tokens
         self._piece_cache: dict[tuple[Any, ...], int] = {}
+        #: Optional persistent memo consulted on an in-memory miss (see `PieceStore`).
+        self.store: PieceStore | None = None
 
     @property
     def exact(self) -> bool:
@@ -269,12 +292,41 @@ class TokenCounter:
         cached = self._piece_cache.get(key)
         if cached is not None:
             return cached
-        if self.mode == "len_div_4":
-            value = max(len(sanitized_content(message.content)) // 4, 1)
-        else:
-            value = self._tiktoken_piece(message)
+        store = self.store
+        stored = store.lookup(self, message) if store is not None else None
+        if stored is not None:
+            self._piece_cache[key] = stored
+            return stored
+        value = self.compute_piece(message)
         self._piece_cache[key] = value
+        if store is not None:
+            store.save(self, message, value)
         return value
+
+    def compute_piece(self, message: Message) -> int:
+        """`piece_tokens` without any cache (what worker processes run)."""
+        if self.mode == "len_div_4":
+            return max(len(sanitized_content(message.content)) // 4, 1)
+        return self._tiktoken_piece(message)
+
+    def remember(self, message: Message, tokens: int) -> None:
+        """Seed the in-memory cache with a piece count known from elsewhere (a store, a worker)."""
+        self._piece_cache[self._cache_key(message)] = tokens
+
+    def knows(self, message: Message) -> bool:
+        """True when `piece_tokens(message)` would be answered from memory."""
+        return self._cache_key(message) in self._piece_cache
+
+    @property
+    def image_placeholder_tokens(self) -> int | None:
+        """The flat image price override this counter was made with (None: priced by size)."""
+        return self._image_placeholder
+
+    @property
+    def identity(self) -> str:
+        """What a piece count depends on besides the message: mode, encoder, image override."""
+        encoder = "exact" if self.exact else "len4-fallback"
+        return f"{self.mode}/{encoder}/{self._image_placeholder or 0}"
 
     def _tiktoken_piece(self, message: Message) -> int:
         content = message.content
@@ -284,9 +336,9 @@ class TokenCounter:
             for part in content:
                 if is_image_block(part):
                     block_tokens += image_block_tokens(part, self._image_placeholder)
-                elif isinstance(part, Mapping) and (part.get("type") == "text" or "text" in part):
+                elif is_mapping(part) and (part.get("type") == "text" or "text" in part):
                     texts.append(str(part.get("text") or ""))
-                elif isinstance(part, Mapping):
+                elif is_mapping(part):
                     dumped = json.dumps(sanitize_value(part), ensure_ascii=False, separators=(",", ":"))
                     block_tokens += self.text_tokens(dumped)
                 elif isinstance(part, str):

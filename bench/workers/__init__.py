@@ -1,0 +1,1 @@
+"""Worker scripts the benchmarks time as whole processes (kept import-light on purpose)."""

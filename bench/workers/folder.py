@@ -1,0 +1,93 @@
+"""Whole-process workers of the folder benchmark; each prints one JSON line.
+
+python bench/workers/folder.py floor FOLDER         # read + parse every file, nothing else
+python bench/workers/folder.py rows FOLDER          # browser rows: names + first-screen headers
+python bench/workers/folder.py headers FOLDER       # header keys of every dump (background fill)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+START = time.perf_counter()
+
+
+def floor(folder: str) -> dict[str, int]:
+    """Read and parse every .json / .jsonl file under `folder`."""
+    files = documents = 0
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            if name.startswith("."):
+                continue
+            path = os.path.join(root, name)
+            if name.endswith(".json"):
+                with open(path, "rb") as handle:
+                    json.loads(handle.read())
+                documents += 1
+            elif name.endswith(".jsonl"):
+                with open(path, "rb") as handle:
+                    documents += sum(
+                        1 for line in handle if line.strip() and json.loads(line) is not None
+                    )
+            else:
+                continue
+            files += 1
+    return {"files": files, "documents": documents}
+
+
+def rows(folder: str, headers_for: int | None) -> dict[str, int]:
+    """The browser's rows: every file found, dumps named by time/processor/session; header
+    keys read lazily for the first `headers_for` dumps (None: all)."""
+    from bench.lazy_dump import read_head
+    from inspector.sources.dump import _DUMP_NAME_RE  # the loader's own file-name rule
+    from inspector.sources.loader import scan_folder
+
+    found = scan_folder(Path(folder))
+    table = []
+    for path in found:
+        match = _DUMP_NAME_RE.match(path.name)
+        table.append(
+            (int(match.group(1)) if match else 0, match.group(2) if match else "debug log", path)
+        )
+    table.sort(key=lambda row: row[0], reverse=True)  # newest first, as the loader orders them
+    dumps = [row for row in table if row[0]]
+    wanted = dumps if headers_for is None else dumps[:headers_for]
+    headers = [read_head(path, rows=0).header for _, _, path in wanted]
+    return {"files": len(found), "rows": len(table), "headers": len(headers)}
+
+
+def first_artifacts(folder: str, count: int = 50) -> dict[str, int]:
+    """Today's loader: time until `load_paths` has yielded the first `count` results."""
+    from inspector.sources.loader import load_paths
+
+    got = 0
+    for _ in load_paths([folder]):
+        got += 1
+        if got >= count:
+            break
+    return {"rows": got}
+
+
+def main(argv: list[str]) -> None:
+    """Dispatch on the mode and print the result with the elapsed time."""
+    mode, folder = argv[0], argv[1]
+    if mode == "floor":
+        result = floor(folder)
+    elif mode == "rows":
+        result = rows(folder, 50)
+    elif mode == "loader-first":
+        result = first_artifacts(folder)
+    elif mode == "headers":
+        result = rows(folder, None)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print(json.dumps({**result, "seconds": time.perf_counter() - START}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
