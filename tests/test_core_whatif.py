@@ -10,7 +10,13 @@ from inspector.core.engine import ContextEngine
 from inspector.core.errors import ConfigError
 from inspector.core.snapshot import snapshot_from_dict
 from inspector.core.tokens import TokenCounter
-from inspector.core.whatif import RATIO_STEP, default_sweep_values, flip_points, smallest_flips, sweep
+from inspector.core.whatif import (
+    RATIO_STEP,
+    default_sweep_values,
+    flip_points,
+    smallest_flips,
+    sweep,
+)
 from tests.conftest import PARITY_CASES
 
 CASES = [json.loads(line) for line in PARITY_CASES.read_text(encoding="utf-8").splitlines()[:80]]
