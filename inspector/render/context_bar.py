@@ -1,0 +1,247 @@
+"""The context bar: the window drawn to scale as prefix / compress / tail / free space.
+
+A Rich renderable shared by the TUI and any report. The fixed part (system messages and
+tools, never compressed) is drawn as `outside`; a threshold mark and a minimum-target mark
+sit on the line below. Must not import Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
+
+from inspector.core.engine import Evaluation, PricedContext, Span
+from inspector.core.messages import Message
+from inspector.render.styles import REGION_LABELS, REGION_STYLES
+
+BAR_ORDER: tuple[str, ...] = ("outside", "prefix", "compress", "tail")
+THRESHOLD_STYLE = "bold yellow"
+SHORT_LABELS = {
+    "outside": "sys",
+    "prefix": "prefix",
+    "compress": "compress",
+    "tail": "tail",
+    "free": "free",
+}
+MIN_TARGET_STYLE = "bold red"
+
+
+@dataclass(frozen=True, slots=True)
+class BarParts:
+    """Token counts of each drawn segment and the marks, all in tokens."""
+
+    outside: int
+    prefix: int
+    compress: int
+    tail: int
+    total: int
+    threshold: int
+    min_target: int
+    context_max: int
+    hit: bool
+    reason: str
+
+    @property
+    def segments(self) -> list[tuple[str, int]]:
+        """The non-free segments in drawing order."""
+        return [
+            ("outside", self.outside),
+            ("prefix", self.prefix),
+            ("compress", self.compress),
+            ("tail", self.tail),
+        ]
+
+
+def bar_parts(priced: PricedContext, evaluation: Evaluation) -> BarParts:
+    """Measure each region of `evaluation` in the counting of `priced`."""
+    span = evaluation.span
+    return BarParts(
+        outside=sum(priced.per_system_message_tokens) + priced.tools_tokens,
+        prefix=priced.count_range(*span.prefix),
+        compress=priced.count_range(*span.compress),
+        tail=priced.count_range(*span.tail),
+        total=evaluation.total_tokens,
+        threshold=evaluation.threshold,
+        min_target=evaluation.min_target_value,
+        context_max=evaluation.tuning.context_max,
+        hit=evaluation.hit,
+        reason=evaluation.reason,
+    )
+
+
+#: Legend labels for a context after compression (the compress slot holds the new messages).
+AFTER_LABELS = {"prefix": "kept prefix", "compress": "memory+recovered", "tail": "kept tail"}
+
+
+def after_span(after: Sequence[Message], preserved_prefix: int | None) -> Span:
+    """Regions of a dump's context after compression: kept prefix, new messages, kept tail.
+
+    The new messages are the engine-injected user messages (memory block, recovered
+    context) that follow the preserved prefix.
+    """
+    count = len(after)
+    if preserved_prefix is None or not 0 <= preserved_prefix <= count:
+        preserved_prefix = next(
+            (i for i, m in enumerate(after) if m.role == "user" and not m.is_real_user), count
+        )
+    end = preserved_prefix
+    while end < count and after[end].role == "user" and not after[end].is_real_user:
+        end += 1
+    return Span((0, preserved_prefix), (preserved_prefix, end), (end, count))
+
+
+def after_parts(
+    priced_after: PricedContext,
+    span: Span,
+    outside: int,
+    context_max: int,
+    threshold: int,
+    min_target: int,
+) -> BarParts:
+    """Bar parts of the context after compression, counted like the one before."""
+    prefix = priced_after.count_range(*span.prefix)
+    new = priced_after.count_range(*span.compress)
+    tail = priced_after.count_range(*span.tail)
+    return BarParts(
+        outside,
+        prefix,
+        new,
+        tail,
+        outside + prefix + new + tail,
+        threshold,
+        min_target,
+        context_max,
+        False,
+        "after",
+    )
+
+
+def _columns(parts: BarParts, width: int) -> tuple[list[str], float]:
+    """Region name for each of `width` columns, and tokens per column."""
+    scale_tokens = max(parts.context_max, parts.total, 1)
+    per_column = scale_tokens / width
+    counted = sum(tokens for _, tokens in parts.segments)
+    # The trigger total may come from a usage baseline; stretch the parts to end at it.
+    factor = parts.total / counted if counted else 0.0
+    columns: list[str] = []
+    position = 0.0
+    for name, tokens in parts.segments:
+        if tokens <= 0:
+            continue
+        position += tokens * factor
+        end = round(position / per_column)
+        end = max(end, len(columns) + 1)
+        columns.extend([name] * (min(end, width) - len(columns)))
+    columns.extend(["free"] * (width - len(columns)))
+    return columns[:width], per_column
+
+
+def _mark_column(tokens: float, per_column: float, width: int) -> int:
+    return min(max(int(tokens / per_column), 0), width - 1)
+
+
+class ContextBar:
+    """Rich renderable: the bar, a line of marks and a legend with the numbers."""
+
+    def __init__(
+        self,
+        parts: BarParts,
+        title: str | None = None,
+        legend: bool = True,
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        self.parts = parts
+        self.title = title
+        self.legend = legend
+        self.labels = labels or {}
+
+    def bar_text(self, width: int) -> Text:
+        """The bar and the marks line as one Text of two lines."""
+        parts = self.parts
+        width = max(width, 10)
+        columns, per_column = _columns(parts, width)
+        bar = Text()
+        for name in columns:
+            bar.append("░" if name == "free" else "█", REGION_STYLES[name])
+        marks = [" "] * width
+        mark_styles: dict[int, str] = {}
+        min_at = -1
+        threshold_at = _mark_column(parts.threshold, per_column, width)
+        if parts.min_target > 0:
+            start = parts.outside + parts.prefix
+            counted = sum(tokens for _, tokens in parts.segments)
+            factor = parts.total / counted if counted else 1.0
+            min_at = _mark_column((start * factor) + parts.min_target, per_column, width)
+            marks[min_at] = "△"
+            mark_styles[min_at] = MIN_TARGET_STYLE
+        marks[threshold_at] = "▲"
+        mark_styles[threshold_at] = THRESHOLD_STYLE
+        line = Text()
+        for index, char in enumerate(marks):
+            line.append(char, mark_styles.get(index, ""))
+        label = f" threshold {parts.threshold:,}"
+        if threshold_at + 1 + len(label) <= width and all(
+            c == " " for c in marks[threshold_at + 1 : threshold_at + 1 + len(label)]
+        ):
+            line = (
+                line[: threshold_at + 1]
+                + Text(label, THRESHOLD_STYLE)
+                + line[threshold_at + 1 + len(label) :]
+            )
+        elif threshold_at - len(label) >= 0:
+            text = f"threshold {parts.threshold:,} "
+            line = (
+                line[: threshold_at - len(text)] + Text(text, THRESHOLD_STYLE) + line[threshold_at:]
+            )
+        if parts.min_target > 0:
+            min_label = f" min {parts.min_target:,}"
+            plain = line.plain
+            if (
+                min_at + 1 + len(min_label) <= width
+                and not plain[min_at + 1 : min_at + 1 + len(min_label)].strip()
+            ):
+                line = (
+                    line[: min_at + 1]
+                    + Text(min_label, MIN_TARGET_STYLE)
+                    + line[min_at + 1 + len(min_label) :]
+                )
+        out = Text()
+        out.append_text(bar)
+        out.append("\n")
+        out.append_text(line)
+        return out
+
+    def legend_text(self, short: bool = False) -> Text:
+        """One line naming each segment with its tokens; `short` fits 80 columns."""
+        parts = self.parts
+        names = {
+            **(SHORT_LABELS if short else {**REGION_LABELS, "outside": "system+tools"}),
+            **self.labels,
+        }
+        legend = Text(no_wrap=True, overflow="ellipsis")
+        for name, tokens in parts.segments:
+            legend.append("■ ", REGION_STYLES[name])
+            legend.append(f"{names[name]} {tokens:,}" + (" " if short else "  "))
+        free = max(parts.context_max - parts.total, 0)
+        legend.append("░ ", REGION_STYLES["free"])
+        legend.append(f"free {free:,}  ")
+        if short:
+            return legend
+        legend.append("▲", THRESHOLD_STYLE)
+        legend.append(
+            f" total {parts.total:,} / threshold {parts.threshold:,} / max {parts.context_max:,}  "
+        )
+        legend.append("△", MIN_TARGET_STYLE)
+        legend.append(f" min target {parts.min_target:,}")
+        return legend
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """Draw at the available width."""
+        if self.title:
+            yield Text(self.title, "bold")
+        yield self.bar_text(options.max_width)
+        if self.legend:
+            yield self.legend_text(short=options.max_width < 150)

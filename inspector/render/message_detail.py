@@ -1,0 +1,227 @@
+"""One message in full, and why it sits in its region: Rich renderables and plain sentences.
+
+Shared by the TUI detail pane and text exports. Must not import Textual.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.table import Table
+from rich.text import Text
+
+from inspector.core.engine import Evaluation, PricedContext
+from inspector.core.messages import Message
+from inspector.render.styles import REGION_LABELS, REGION_STYLES
+
+#: Content longer than this is cut in the detail pane (the copy command gives it all).
+MAX_SHOWN_CHARS = 20_000
+
+
+def tool_links(messages: Sequence[Message]) -> dict[int, tuple[int, ...]]:
+    """For each assistant message with calls, the indices of its results; for each result, its call."""
+    call_at: dict[str, int] = {}
+    links: dict[int, list[int]] = {}
+    for index, message in enumerate(messages):
+        if message.role == "assistant":
+            for call_id in message.call_ids:
+                call_at[call_id] = index
+        elif message.role == "tool" and message.tool_call_id in call_at:
+            call_index = call_at[message.tool_call_id]
+            links.setdefault(call_index, []).append(index)
+            links.setdefault(index, []).append(call_index)
+    return {k: tuple(v) for k, v in links.items()}
+
+
+def results_by_call(messages: Sequence[Message]) -> dict[str, list[int]]:
+    """Tool-call id -> indices of the tool results answering it."""
+    out: dict[str, list[int]] = {}
+    for index, message in enumerate(messages):
+        if message.role == "tool" and message.tool_call_id:
+            out.setdefault(message.tool_call_id, []).append(index)
+    return out
+
+
+def region_reason(priced: PricedContext, evaluation: Evaluation, index: int) -> str:
+    """A sentence saying why message `index` falls where it does under `evaluation.tuning`."""
+    tuning = evaluation.tuning
+    span = evaluation.span
+    region = span.region_of(index)
+    last_user = priced.last_real_user_index
+    n = priced.n
+    keep = evaluation.effective_keep
+    processor = tuning.processor_class
+    if region == "prefix":
+        return (
+            f"{processor} preserves everything up to and including the last real user "
+            f"message (#{last_user}); this message is at or before it."
+        )
+    if region == "compress":
+        if tuning.processor == "dialogue":
+            return (
+                f"{processor} compresses every turn before the last real user message "
+                f"(#{last_user}); this message comes earlier."
+            )
+        if tuning.processor == "current_round":
+            return (
+                f"It comes after the last real user message (#{last_user}) and before the "
+                f"protected tail (from #{span.tail[0]}), so it is sent for compression."
+            )
+        return (
+            f"It is older than the protected tail (the last {keep} messages, from "
+            f"#{span.tail[0]}), so it is sent for compression."
+        )
+    if region == "tail":
+        if tuning.processor == "dialogue":
+            if last_user < 0:
+                return "There is no real user message, so Dialogue keeps the whole context."
+            if index >= last_user:
+                return f"{processor} keeps the last real user message (#{last_user}) and everything after it."
+            return (
+                "Pulled into the tail by the tool-boundary rule: a tool result after the last "
+                f"real user message (#{last_user}) needs its call, which comes earlier."
+            )
+        keep_recent = tuning.keep_recent
+        if index >= n - keep_recent:
+            return f"It is one of the last {keep_recent} messages (keep-recent {keep_recent})."
+        split = n - (keep or 0)
+        if index >= split and tuning.tool_boundary:
+            causes = priced.boundary_cause(keep_recent)
+            if causes:
+                call_id, result_index, call_index = min(causes, key=lambda c: c[2])
+                return (
+                    f"Pulled into the tail by the tool-boundary rule: result #{result_index} of "
+                    f"call {call_id!r} is kept, so its call at #{call_index} and everything after "
+                    f"it are kept too (keep-recent {keep_recent} widened to {keep})."
+                )
+        if tuning.processor == "current_round" and last_user >= 0:
+            return (
+                f"It comes after the last real user message (#{last_user}) and the kept window "
+                f"({keep} messages) reaches back past it, so it stays; nothing is left to compress."
+            )
+        return f"It is in the kept window of {keep} messages."
+    return "Outside the span."
+
+
+def _content_renderable(message: Message) -> RenderableType:
+    content = message.content
+    if isinstance(content, str):
+        if not content.strip():
+            return Text("(no text)", "dim")
+        text = (
+            content if len(content) <= MAX_SHOWN_CHARS else content[:MAX_SHOWN_CHARS] + "\n… (cut)"
+        )
+        return Text(text)
+    parts: list[RenderableType] = []
+    for number, block in enumerate(content):
+        if isinstance(block, str):
+            parts.append(Text(block[:MAX_SHOWN_CHARS]))
+        elif isinstance(block, Mapping):
+            kind = block.get("type")
+            if kind == "text" or ("text" in block and kind is None):
+                parts.append(Text(str(block.get("text", ""))[:MAX_SHOWN_CHARS]))
+            elif kind in ("image_url", "image"):
+                parts.append(Text(f"[image block {number}: {_image_summary(block)}]", "italic"))
+            else:
+                parts.append(Text(f"[{kind or 'block'}] {_short_json(block)}", "italic"))
+        else:
+            parts.append(Text(repr(block)[:MAX_SHOWN_CHARS]))
+    return Group(*parts) if parts else Text("(empty)", "dim")
+
+
+def _image_summary(block: Mapping[str, Any]) -> str:
+    if block.get("type") == "image_url":
+        url = block.get("image_url")
+        url = url.get("url") if isinstance(url, Mapping) else url
+        if isinstance(url, str) and url.startswith("data:"):
+            return f"data URL, {len(url):,} characters"
+        return str(url)[:120]
+    source = block.get("source")
+    if isinstance(source, Mapping):
+        return f"{source.get('type')} {source.get('media_type', '')}, {len(str(source.get('data', ''))):,} characters"
+    return "image"
+
+
+def _short_json(value: Any, limit: int = 400) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_renderable(value: Any) -> RenderableType:
+    try:
+        if isinstance(value, str):
+            return JSON(value, indent=2)
+        return JSON.from_data(value, indent=2, default=str)
+    except (ValueError, TypeError):
+        return Text(str(value))
+
+
+def message_detail(
+    message: Message,
+    index: int,
+    tokens: int | None,
+    region: str,
+    reason: str,
+    links: Sequence[int] = (),
+    region_label: str | None = None,
+    results_by_call: Mapping[str, Sequence[int]] | None = None,
+) -> Group:
+    """Everything about one message: header, why-region, content, tool calls, usage, metadata."""
+    header = Text()
+    header.append(f"#{index} ", "bold")
+    header.append(message.role, "bold")
+    if message.name:
+        header.append(f" ({message.name})")
+    if tokens is not None:
+        header.append(f"  {tokens:,} tokens")
+    header.append("  ")
+    label = region_label or REGION_LABELS.get(region, region)
+    header.append(f" {label} ", REGION_STYLES.get(region, "") + " reverse")
+    parts: list[RenderableType] = [header, Text(reason, "italic")]
+    if message.tool_call_id:
+        answers = f"result of call {message.tool_call_id!r}"
+        if links:
+            answers += f" made at #{links[0]}"
+        parts.append(Text(answers, "cyan"))
+    parts.append(Text("content", "bold underline"))
+    parts.append(_content_renderable(message))
+    for call in message.tool_calls:
+        title = Text(f"tool call {call.name} id={call.id!r}", "bold underline")
+        result_at = (
+            list((results_by_call or {}).get(call.id or "", ()))
+            if results_by_call is not None
+            else list(links)
+        )
+        if result_at:
+            title.append("  result at " + ", ".join(f"#{i}" for i in result_at), "cyan")
+        parts.append(title)
+        parts.append(_json_renderable(call.arguments))
+    if message.usage_metadata is not None:
+        parts.append(Text("usage", "bold underline"))
+        table = Table.grid(padding=(0, 2))
+        for key, value in message.usage_metadata.items():
+            if value not in (None, "", 0, 0.0) or key == "total_tokens":
+                table.add_row(Text(str(key), "dim"), Text(str(value)))
+        parts.append(table)
+    if message.metadata:
+        parts.append(Text("metadata", "bold underline"))
+        parts.append(_json_renderable(dict(message.metadata)))
+    return Group(*parts)
+
+
+def message_plain_text(message: Message, index: int) -> str:
+    """The message as plain text for the clipboard: role line, content, tool calls."""
+    lines = [f"#{index} {message.role}"]
+    if isinstance(message.content, str):
+        lines.append(message.content)
+    else:
+        lines.append(json.dumps(message.content, ensure_ascii=False, indent=2, default=str))
+    for call in message.tool_calls:
+        lines.append(f"tool call {call.name} ({call.id}): {call.arguments}")
+    if message.tool_call_id:
+        lines.append(f"tool_call_id: {message.tool_call_id}")
+    return "\n".join(lines)

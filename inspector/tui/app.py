@@ -1,0 +1,86 @@
+"""The Textual app: thin. `create_app` is the one factory used by the CLI and every test.
+
+State lives in the screens; this module wires sources, tuning overrides, the token counters
+and the loader together and offers palette commands (screens turn worker errors into notices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from inspector.core.tokens import TokenCounter
+from inspector.tui.commands import binding_commands
+from inspector.tui.screens.browser import BrowserScreen, Loader
+
+
+class InspectorApp(App[int]):
+    """Context Inspector: browse, see the regions, ask why, tune live."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "Context Inspector"
+    #: Screens get `-narrow` below 100 columns (the side panel takes half the width).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("ctrl+q", "quit", "Quit", show=False),
+        Binding("q", "quit", "Quit", show=False),
+    ]
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        overrides: dict[str, Any],
+        counters: dict[str, TokenCounter],
+        loader: Loader,
+    ) -> None:
+        super().__init__()
+        self.sources = list(sources)
+        self.overrides = overrides
+        self.counters = counters
+        self.loader = loader
+
+    def on_mount(self) -> None:
+        """Open the browser on the sources."""
+        self.theme = "textual-dark"
+        self.push_screen(BrowserScreen(self.sources, self.overrides, self.counters, self.loader))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The built-in commands, then every key binding valid on this screen."""
+        yield from super().get_system_commands(screen)
+        yield from binding_commands(self, screen)
+
+    def action_help(self) -> None:
+        """Show every key."""
+        from inspector.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        """Switch between dark and light themes."""
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+
+def create_app(
+    sources: Sequence[str],
+    overrides: dict[str, Any] | None = None,
+    *,
+    counters: dict[str, TokenCounter] | None = None,
+    loader: Loader | None = None,
+) -> InspectorApp:
+    """Build the app: sources to open, tuning overrides, and injectable counters and loader."""
+    if counters is None:
+        from inspector.encoding import make_counters
+
+        counters = make_counters()
+    if loader is None:
+        from inspector.sources.loader import load_paths
+
+        loader = load_paths
+    return InspectorApp(sources, dict(overrides or {}), counters, loader)

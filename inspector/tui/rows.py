@@ -1,0 +1,182 @@
+"""Browser rows: one loaded artifact (or load error) with its evaluation and display columns.
+
+Built in the loading worker thread, so nothing here touches Textual. Recorded fields are
+read tolerantly because sources name them per artifact kind (DESIGN.md, CLI contract).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.cli.common import apply_overrides
+from inspector.core.artifact import Artifact, LoadError
+from inspector.core.engine import ContextEngine, Evaluation
+from inspector.core.errors import InspectorError
+from inspector.core.tokens import TokenCounter
+from inspector.core.tuning import Tuning
+
+OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
+
+
+@dataclass
+class BrowserRow:
+    """One row of the browser table and everything needed to open it."""
+
+    key: int
+    artifact: Artifact | None
+    error: LoadError | None
+    engine: ContextEngine | None = None
+    tuning: Tuning | None = None
+    evaluation: Evaluation | None = None
+    time: str = ""
+    timestamp: float | None = None
+    processor: str = ""
+    session: str = ""
+    outcome: str = ""
+    outcome_kind: str = ""
+    before: int | None = None
+    after: int | None = None
+    reduction: float | None = None
+    retries: int | None = None
+    title: str = ""
+
+    @property
+    def search_text(self) -> str:
+        """Lower-case text the filter box matches against."""
+        parts = [self.title, self.processor, self.session, self.outcome]
+        if self.artifact is not None:
+            parts += [self.artifact.source, self.artifact.kind, self.artifact.context_id or ""]
+        if self.error is not None:
+            parts += [self.error.source, self.error.error]
+        return " ".join(parts).lower()
+
+
+def _first(recorded: Mapping[str, Any], *names: str) -> Any:
+    """The first present value among dotted `names` in a nested mapping."""
+    for name in names:
+        value: Any = recorded
+        for part in name.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                value = None
+                break
+            value = value[part]
+        if value is not None:
+            return value
+    return None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _format_time(timestamp: float | None) -> str:
+    if timestamp is None:
+        return ""
+    try:
+        return dt.datetime.fromtimestamp(timestamp, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def error_row(key: int, error: LoadError) -> BrowserRow:
+    """A row for a file that could not be read."""
+    where = f" ({error.where})" if error.where else ""
+    return BrowserRow(
+        key=key,
+        artifact=None,
+        error=error,
+        outcome=f"error: {error.error}{where}",
+        outcome_kind="error",
+        title=error.source,
+    )
+
+
+def artifact_row(
+    key: int, artifact: Artifact, overrides: Mapping[str, Any], counters: dict[str, TokenCounter]
+) -> BrowserRow:
+    """A row for an artifact, evaluating its context (if any) under the effective tuning."""
+    recorded = artifact.recorded
+    row = BrowserRow(key=key, artifact=artifact, error=None, title=artifact.id)
+    row.timestamp = (
+        artifact.timestamp if artifact.timestamp is not None else _first(recorded, "timestamp")
+    )
+    if not isinstance(row.timestamp, int | float) or isinstance(row.timestamp, bool):
+        row.timestamp = None
+    row.time = _format_time(row.timestamp)
+    row.session = artifact.session_id or ""
+    if artifact.snapshot is not None:
+        try:
+            row.tuning = apply_overrides(artifact.snapshot.tuning, dict(overrides))
+        except InspectorError:
+            row.tuning = artifact.snapshot.tuning
+        if artifact.kind in ("snapshot", "messages"):
+            # Only our evaluation can say what happens to a bare context; dumps and debug
+            # records say it themselves, so their counting waits until they are opened.
+            row.engine = ContextEngine(artifact.snapshot, counters)
+            row.evaluation = row.engine.evaluate(row.tuning)
+    row.processor = (
+        row.tuning.processor_class if row.tuning is not None else (artifact.processor or "")
+    )
+    if artifact.processor and row.tuning is None:
+        row.processor = artifact.processor
+    row.before = _int(
+        _first(
+            recorded,
+            "tokens_before",
+            "total_tokens_before",
+            "benefit.tokens_before",
+            "trigger.total_tokens_before",
+            "total_tokens",
+        )
+    )
+    row.after = _int(_first(recorded, "tokens_after", "total_tokens_after", "benefit.tokens_after"))
+    ratio = _first(recorded, "reduction_ratio", "benefit.reduction_ratio")
+    row.reduction = (
+        float(ratio) if isinstance(ratio, int | float) and not isinstance(ratio, bool) else None
+    )
+    if row.reduction is None and row.before and row.after is not None:
+        row.reduction = max(row.before - row.after, 0) / row.before
+    retries = _first(recorded, "retries", "retry_count")
+    if isinstance(retries, list):
+        row.retries = len(retries)
+    else:
+        row.retries = _int(retries)
+    row.outcome, row.outcome_kind = _outcome(artifact, row.evaluation)
+    if row.before is None and row.evaluation is not None:
+        row.before = row.evaluation.total_tokens
+    return row
+
+
+def _outcome(artifact: Artifact, evaluation: Evaluation | None) -> tuple[str, str]:
+    """(text, kind) where kind is one of OUTCOMES; recorded facts win over our evaluation."""
+    recorded = artifact.recorded
+    if artifact.kind == "dump":
+        return "compressed", "compressed"
+    outcome = _first(recorded, "outcome", "final_outcome")
+    reason = _first(recorded, "reason", "last_reason", "threshold_check.reason")
+    if isinstance(outcome, str) and outcome:
+        lowered = outcome.lower()
+        if lowered.startswith("compress") or lowered in ("dump", "applied"):
+            return "compressed", "compressed"
+        if lowered == "silent_end":
+            return "failed: silent end, no dump", "failed"
+        if "fail" in lowered or "error" in lowered:
+            retries = _first(recorded, "retries")
+            last = retries[-1] if isinstance(retries, list) and retries else None
+            why = last.get("reason") if isinstance(last, Mapping) else None
+            return f"failed: {why or outcome}", "failed"
+        return f"no: {reason or outcome}", "not compressed"
+    if isinstance(reason, str) and reason and artifact.kind == "debug":
+        if reason == "reached_threshold":
+            return "failed: reached threshold, no dump", "failed"
+        return f"no: {reason}", "not compressed"
+    if evaluation is None:
+        return "no context", "not compressed"
+    if evaluation.hit:
+        return "would compress", "compressed"
+    return f"no: {evaluation.reason}", "not compressed"

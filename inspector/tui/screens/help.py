@@ -1,0 +1,116 @@
+"""HelpScreen: every key of every screen, generated from the bindings themselves."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+#: Key names shown in a friendlier form.
+KEY_NAMES = {
+    "slash": "/",
+    "greater_than_sign": ">",
+    "less_than_sign": "<",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "left_curly_bracket": "{",
+    "right_curly_bracket": "}",
+    "equals_sign": "=",
+    "minus": "-",
+    "plus": "+",
+    "question_mark": "?",
+}
+
+
+def key_display(keys: str) -> str:
+    """'plus,equals_sign' -> '+ ='."""
+    return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
+
+
+def bindings_table(title: str, bindings: list[BindingType]) -> Table:
+    """A two-column table of keys and what they do."""
+    table = Table(
+        title=title,
+        title_style="bold",
+        title_justify="left",
+        box=None,
+        show_header=False,
+        pad_edge=False,
+    )
+    table.add_column(style="bold cyan", min_width=12)
+    table.add_column(min_width=16)
+    table.add_column(style="dim")
+    seen: set[str] = set()
+    for binding in bindings:
+        if not isinstance(binding, Binding):
+            continue
+        keys = key_display(binding.key)
+        if keys in seen:
+            continue
+        seen.add(keys)
+        table.add_row(keys, binding.description or binding.action, binding.tooltip)
+    return table
+
+
+def help_sections() -> list[tuple[str, list[BindingType]]]:
+    """(title, bindings) for the app and each screen and widget with keys."""
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.browser import BrowserScreen
+    from inspector.tui.screens.context import ContextScreen
+    from inspector.tui.screens.sweep import SweepScreen
+    from inspector.tui.widgets.message_list import MessageList
+
+    flips = [
+        b
+        for b in ContextScreen.BINDINGS
+        if isinstance(b, Binding) and b.action.startswith("apply_flip(") and b.key != "f"
+    ]
+    context = [b for b in ContextScreen.BINDINGS if b not in flips]
+    context.append(Binding("1", "apply_flip", "1-9: apply flip number N from the Why panel"))
+    return [
+        (
+            "Everywhere",
+            [
+                *InspectorApp.BINDINGS,
+                Binding("ctrl+p", "command_palette", "Command palette (every command below)"),
+            ],
+        ),
+        ("Browser", list(BrowserScreen.BINDINGS)),
+        ("Context view", context),
+        ("Message list", list(MessageList.BINDINGS)),
+        ("Sweep view", list(SweepScreen.BINDINGS)),
+    ]
+
+
+class HelpScreen(ModalScreen[None]):
+    """A scrollable list of every key; any of escape, q, ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        """The tables, one per area."""
+        parts: list[RenderableType] = [
+            Text("Context Inspector — keys", "bold"),
+            Text(
+                "Every command is also in the palette (ctrl+p); the footer shows the main ones.",
+                "dim",
+            ),
+        ]
+        for title, bindings in help_sections():
+            parts.append(Text(""))
+            parts.append(bindings_table(title, bindings))
+        with VerticalScroll(id="help-body"):
+            yield Static(Group(*parts))
+
+    def on_mount(self) -> None:
+        """Focus the body so arrows and page keys scroll it."""
+        self.query_one("#help-body").focus()
+
+    def action_close(self) -> None:
+        """Close help."""
+        self.dismiss(None)

@@ -1,0 +1,61 @@
+"""ContextBarPanel: the context window drawn to scale, once (tuned) or twice (compare mode)."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.widget import Widget
+
+from inspector.render.context_bar import BarParts, ContextBar
+
+
+class ContextBarPanel(Widget):
+    """Shows the tuned bar; with a recorded bar given, shows both (compare mode)."""
+
+    DEFAULT_CSS = """
+    ContextBarPanel { height: 3; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._tuned: BarParts | None = None
+        self._recorded: BarParts | None = None
+        self._note = ""
+        self._labels: dict[str, str] | None = None
+
+    def show(
+        self,
+        tuned: BarParts | None,
+        recorded: BarParts | None = None,
+        note: str = "",
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        """Draw `tuned`, and `recorded` above it when comparing; `labels` rename the legend."""
+        self._tuned = tuned
+        self._recorded = recorded
+        self._note = note
+        self._labels = labels
+        height = self.lines_needed()
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+        else:
+            self.refresh()
+
+    def lines_needed(self) -> int:
+        """Rows the bar(s) take: bar, marks and legend, plus a title line each when titled."""
+        if self._tuned is None:
+            return 1
+        if self._recorded is not None:
+            return 8
+        return 4 if self._note else 3
+
+    def render(self) -> RenderableType:
+        """The bar(s) at the widget's width."""
+        if self._tuned is None:
+            return Text(self._note or "no context to draw", "dim")
+        if self._recorded is None:
+            return ContextBar(self._tuned, title=self._note or None, labels=self._labels)
+        return Group(
+            ContextBar(self._recorded, title="recorded", legend=True),
+            ContextBar(self._tuned, title="tuned", legend=True),
+        )

@@ -1,0 +1,143 @@
+"""WhyPanel: checks, findings, recorded beside re-evaluated, and the flips as buttons.
+
+Attributes down (`show_*`), messages up: `WhyPanel.FlipChosen` when a flip button is pressed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message as TextualMessage
+from textual.widgets import Button, Static
+
+from inspector.core.whatif import Flip
+from inspector.render.sweep_chart import format_value
+
+#: Flip buttons shown (keys 1-9 apply them).
+MAX_FLIP_BUTTONS = 9
+
+
+def flip_label(number: int, flip: Flip) -> str:
+    """Button text: key number, change and the verdict it gives."""
+    value = (
+        format_value(flip.value)
+        if isinstance(flip.value, int | float) and not isinstance(flip.value, bool)
+        else str(flip.value)
+    )
+    current = (
+        format_value(flip.current)
+        if isinstance(flip.current, int | float) and not isinstance(flip.current, bool)
+        else str(flip.current)
+    )
+    then = "compresses" if flip.evaluation.hit else f"stops ({flip.evaluation.reason})"
+    if flip.param in ("processor", "token_mode", "tool_boundary"):
+        return f"{number}  {flip.param} → {value}: {then}"
+    return f"{number}  {flip.param} {current}→{value}: {then}"
+
+
+class FlipButton(Button):
+    """A button that applies flip number `number` (0-based)."""
+
+    def __init__(self, label: str, number: int) -> None:
+        super().__init__(label, classes="flip", compact=True)
+        self.number = number
+
+
+class WhyPanel(VerticalScroll):
+    """The why report of the current tuning."""
+
+    _recorded_rows = -1
+
+    DEFAULT_CSS = """
+    WhyPanel { padding: 0 1; }
+    WhyPanel .why-heading { text-style: bold underline; margin-top: 1; }
+    WhyPanel #why-flips { height: auto; margin-bottom: 1; }
+    WhyPanel #why-flips Button { width: 100%; height: 1; border: none; min-width: 10; margin: 0; text-align: left; content-align: left middle; }
+    """
+
+    class FlipChosen(TextualMessage):
+        """The user pressed the button of flip number `number` (0-based)."""
+
+        def __init__(self, number: int) -> None:
+            super().__init__()
+            self.number = number
+
+    def compose(self) -> ComposeResult:
+        """Verdict, checks and findings, flips, recorded comparison, timeline."""
+        yield Static(id="why-verdict")
+        yield Static(
+            "Smallest change that flips the verdict", classes="why-heading", id="why-flips-heading"
+        )
+        with Vertical(id="why-flips"):
+            yield Static(id="why-flips-note")
+        yield Static(id="why-body")
+        yield Static("Recorded by the source, beside our re-evaluation", classes="why-heading")
+        yield Static(id="why-recorded")
+        yield Static("Recorded timeline", classes="why-heading")
+        yield Static(id="why-timeline")
+
+    def show_report(self, verdict: RenderableType, body: RenderableType) -> None:
+        """Verdict line(s) and the checks/findings body."""
+        self.query_one("#why-verdict", Static).update(verdict)
+        self.query_one("#why-body", Static).update(body)
+
+    def show_recorded(
+        self, recorded: RenderableType, timeline: RenderableType | None = None
+    ) -> None:
+        """The recorded-vs-ours table, and the timeline when given (it never changes)."""
+        rows = recorded.row_count if isinstance(recorded, Table) else -2
+        self.query_one("#why-recorded", Static).update(recorded, layout=rows != self._recorded_rows)
+        self._recorded_rows = rows
+        if timeline is not None:
+            self.query_one("#why-timeline", Static).update(timeline)
+
+    def show_flips(self, flips: Sequence[Flip] | None, available: bool = True) -> None:
+        """One button per flip (None: still computing; not `available`: no context, no section).
+
+        Existing buttons are relabelled rather than remounted, so an update costs no layout
+        when the number of flips stays the same.
+        """
+        box = self.query_one("#why-flips", Vertical)
+        box.display = available
+        self.query_one("#why-flips-heading").display = available
+        note = self.query_one("#why-flips-note", Static)
+        if not available:
+            return
+        wanted = list(flips[:MAX_FLIP_BUTTONS]) if flips else []
+        if flips is None:
+            note.update(Text("computing…", "dim"))
+        elif not flips:
+            note.update(Text("no single change flips the verdict", "dim"))
+        note.display = not wanted
+        buttons = list(box.query(FlipButton))
+        for number, flip in enumerate(wanted):
+            label = flip_label(number + 1, flip)
+            if number < len(buttons):
+                if str(buttons[number].label) != label:
+                    buttons[number].label = label
+                buttons[number].display = True
+            else:
+                box.mount(FlipButton(label, number))
+        for button in buttons[len(wanted) :]:
+            button.display = False
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A flip button: tell the screen which one."""
+        if isinstance(event.button, FlipButton):
+            event.stop()
+            self.post_message(self.FlipChosen(event.button.number))
+
+
+def why_body(parts: Sequence[RenderableType]) -> Group:
+    """Join renderables with blank lines between them."""
+    out: list[RenderableType] = []
+    for part in parts:
+        if out:
+            out.append(Text(""))
+        out.append(part)
+    return Group(*out)

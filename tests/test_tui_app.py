@@ -1,0 +1,596 @@
+"""The TUI driven through Textual's pilot: browser, context view, why panel, conventions.
+
+Every assertion on regions and verdicts compares with what the core computes
+(`ContextEngine.evaluate`) for the same tuning.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from inspector.core.engine import ContextEngine
+from inspector.core.tokens import TokenCounter
+from inspector.core.whatif import smallest_flips
+from inspector.render.verdict import render_to_text
+from inspector.tui.app import InspectorApp, create_app
+from inspector.tui.screens.browser import BrowserScreen
+from inspector.tui.screens.context import ContextScreen
+from inspector.tui.screens.help import HelpScreen, help_sections, key_display
+from inspector.tui.widgets.context_bar_panel import ContextBarPanel
+from inspector.tui.widgets.message_list import MessageList
+from inspector.tui.widgets.why_panel import FlipButton
+from tests.conftest import REFERENCE
+
+pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="reference folder not available")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A good snapshot, a dump with its scenario, a truncated JSON file and a binary file."""
+    shutil.copy(REFERENCE / "e_target_below_min" / "input.json", tmp_path / "e_input.json")
+    scenario = tmp_path / "a"
+    shutil.copytree(REFERENCE / "a_current_round_plain", scenario)
+    for extra in ("http_requests.json", "result.json"):
+        (scenario / extra).unlink()
+    good = (REFERENCE / "b_keep_recent_tool_boundary" / "input.json").read_text(encoding="utf-8")
+    (tmp_path / "truncated.json").write_text(good[: len(good) // 2], encoding="utf-8")
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00\x01garbage")
+    return tmp_path
+
+
+async def loaded(app: InspectorApp, pilot: Pilot[Any]) -> BrowserScreen:
+    """Wait until the browser finished loading."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, BrowserScreen)
+    return screen
+
+
+async def open_row(app: InspectorApp, pilot: Pilot[Any], predicate: Any) -> ContextScreen:
+    """Move the browser cursor to the first row matching `predicate` and press Enter."""
+    browser = await loaded(app, pilot)
+    index = next(i for i, row in enumerate(browser.shown) if predicate(row))
+    browser.query_one("#table").move_cursor(row=index)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    screen = app.screen
+    assert isinstance(screen, ContextScreen)
+    return screen
+
+
+async def settle(app: InspectorApp, pilot: Pilot[Any]) -> None:
+    """Let workers finish and their messages land."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def text_of(widget: Any) -> str:
+    """Plain text of a Static's content."""
+    return render_to_text(widget.content, width=200)
+
+
+def assert_matches_core(screen: ContextScreen, counters: dict[str, TokenCounter]) -> None:
+    """The screen's verdict and every row's region equal a fresh core evaluation."""
+    assert screen.artifact.snapshot is not None and screen.tuning is not None
+    expected = ContextEngine(screen.artifact.snapshot, counters).evaluate(screen.tuning)
+    assert screen.evaluation == expected
+    message_list = screen.query_one(MessageList)
+    assert message_list.row_count == len(screen.artifact.snapshot.messages)
+    for index in range(message_list.row_count):
+        assert message_list.region_of(index) == expected.span.region_of(index)
+
+
+async def test_browser_lists_artifacts_and_error_rows(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await loaded(app, pilot)
+        errors = [row for row in browser.rows if row.error is not None]
+        sources = {Path(row.error.source).name for row in errors if row.error}
+        assert {"truncated.json", "binary.json"} <= sources
+        assert all(row.outcome.startswith("error:") for row in errors)
+        kinds = {row.artifact.kind for row in browser.rows if row.artifact is not None}
+        assert {"snapshot", "dump"} <= kinds
+        # newest first: rows with a timestamp come before rows without, in descending order
+        stamps = [row.timestamp for row in browser.shown]
+        dated = [s for s in stamps if s is not None]
+        assert dated == sorted(dated, reverse=True)
+        assert stamps[: len(dated)] == dated
+        # Enter on an error row explains it and stays on the browser
+        index = next(i for i, row in enumerate(browser.shown) if row.error is not None)
+        browser.query_one("#table").move_cursor(row=index)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+        reason = browser.shown[index].error
+        assert reason is not None
+        assert any(reason.error in n.message for n in app._notifications)
+
+
+async def test_browser_filters_and_sort(folder: Path, counters: dict[str, TokenCounter]) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await loaded(app, pilot)
+        total = len(browser.rows)
+        await pilot.press("o")  # compressed
+        assert browser.shown and all(row.outcome_kind == "compressed" for row in browser.shown)
+        await pilot.press("o", "o", "o")  # error
+        assert browser.outcome_filter == "error"
+        assert browser.shown and all(row.error is not None for row in browser.shown)
+        await pilot.press("o")  # all
+        assert len(browser.shown) == total
+        await pilot.press("p")
+        assert browser.processor_filter is not None
+        assert all(row.processor == browser.processor_filter for row in browser.shown)
+        await pilot.press("p", "p", "p", "p", "p")
+        while browser.processor_filter is not None:
+            await pilot.press("p")
+        await pilot.press("slash")
+        await pilot.press(*"truncated")
+        assert [Path(row.title).name for row in browser.shown] == ["truncated.json"]
+        await pilot.press("escape")
+        assert len(browser.shown) == total
+        await pilot.press("s")
+        assert browser.sort_column == "processor"
+        names = [row.processor for row in browser.shown if row.processor]
+        assert names == sorted(names, key=str.lower)
+
+
+async def test_context_view_regions_equal_core(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        assert_matches_core(screen, counters)
+        assert screen.evaluation is not None and screen.evaluation.reason == "target_below_min"
+        assert screen.diagnosis is not None and screen.flips is not None
+        # detail pane follows the cursor and says why the message is in its region
+        await pilot.press("d", "down", "down")
+        detail = text_of(screen.query_one("#detail-body"))
+        assert "#2" in detail
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+
+
+async def test_every_tuning_control_recomputes_like_core(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        recorded = screen.tuning
+        assert recorded is not None
+        await pilot.press("t")
+        steps: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+            (("right_square_bracket",), {"trigger_ratio": round(recorded.trigger_ratio + 0.05, 3)}),
+            (("left_square_bracket",), {"trigger_ratio": recorded.trigger_ratio}),
+            (
+                ("right_curly_bracket",),
+                {"min_target_ratio": round(recorded.min_target_ratio + 0.01, 3)},
+            ),
+            (
+                ("left_curly_bracket", "left_curly_bracket"),
+                {"min_target_ratio": round(recorded.min_target_ratio - 0.01, 3)},
+            ),
+            (("plus",), {"keep_recent": recorded.keep_recent + 1}),
+            (("minus",), {"keep_recent": recorded.keep_recent}),
+            (("b",), {"tool_boundary": False}),
+            (("b",), {"tool_boundary": True}),
+            (
+                ("m",),
+                {
+                    "token_mode": "len_div_4"
+                    if recorded.token_mode != "len_div_4"
+                    else "tiktoken_cl100k"
+                },
+            ),
+        ]
+        for keys, fields in steps:
+            await pilot.press(*keys)
+            await settle(app, pilot)
+            assert screen.tuning is not None
+            for name, value in fields.items():
+                assert getattr(screen.tuning, name) == pytest.approx(value), (keys, name)
+            assert_matches_core(screen, counters)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert screen.tuning.processor == "dialogue"
+        assert_matches_core(screen, counters)
+        # the panel's own controls: inputs and selects
+        panel = screen.query_one("#tuning")
+        for name, text, value in (
+            ("trigger_ratio", "0.3", 0.3),
+            ("min_target_ratio", "0.02", 0.02),
+            ("context_max", "9000", 9000),
+        ):
+            panel.query_one(f"#{name}").value = text
+            await settle(app, pilot)
+            assert getattr(screen.tuning, name) == value
+            assert_matches_core(screen, counters)
+        panel.query_one("#processor").value = "round_level"
+        await settle(app, pilot)
+        assert screen.tuning.processor == "round_level" and screen.tuning.keep_recent == 4
+        panel.query_one("#keep_recent").value = "2"
+        await settle(app, pilot)
+        assert screen.tuning.keep_recent == 2
+        panel.query_one("#tool_boundary").value = "off"
+        await settle(app, pilot)
+        assert screen.tuning.tool_boundary is False
+        panel.query_one("#token_mode").value = "tiktoken_cl100k"
+        await settle(app, pilot)
+        assert screen.tuning.token_mode == "tiktoken_cl100k"
+        assert_matches_core(screen, counters)
+        # an out-of-range value is shown, not applied
+        before = screen.tuning
+        panel.query_one("#trigger_ratio").value = "1.5"
+        await settle(app, pilot)
+        assert screen.tuning == before
+        assert "trigger" in text_of(panel.query_one("#tuning-hint"))
+        # changed fields are highlighted; reset goes back to the recorded values
+        assert panel.query_one("#row-trigger_ratio").has_class("-changed")
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert screen.tuning == recorded
+        assert not panel.query_one("#row-trigger_ratio").has_class("-changed")
+        assert_matches_core(screen, counters)
+
+
+async def test_flip_key_applies_the_smallest_change(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        assert (
+            screen.evaluation is not None
+            and screen.tuning is not None
+            and screen.artifact.snapshot is not None
+        )
+        before = screen.evaluation.hit
+        expected = smallest_flips(ContextEngine(screen.artifact.snapshot, counters), screen.tuning)
+        assert screen.flips == expected and expected
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert screen.tuning == expected[0].tuning
+        assert screen.evaluation.hit != before
+        assert_matches_core(screen, counters)
+        # the second flip through its button
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        button = [b for b in screen.query(FlipButton) if b.number == 1][0]
+        button.press()
+        await settle(app, pilot)
+        assert screen.tuning == expected[1].tuning
+
+
+async def test_sweep_view_applies_a_value(folder: Path, counters: dict[str, TokenCounter]) -> None:
+    from inspector.core.whatif import default_sweep_values, flip_points, sweep
+    from inspector.tui.screens.sweep import SweepScreen
+
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        assert screen.tuning is not None and screen.artifact.snapshot is not None
+        await pilot.press("s")
+        await pilot.pause()
+        sweep_screen = app.screen
+        assert isinstance(sweep_screen, SweepScreen)
+        await pilot.press("2")  # min_target_ratio: this context flips on it
+        engine = ContextEngine(screen.artifact.snapshot, counters)
+        values = set(default_sweep_values(engine, screen.tuning, "min_target_ratio"))
+        flips = smallest_flips(engine, screen.tuning)
+        values |= {f.value for f in flips if f.param == "min_target_ratio"}
+        expected = sweep(engine, screen.tuning, "min_target_ratio", sorted(values))
+        assert [p.value for p in sweep_screen.points] == [p.value for p in expected]
+        assert [p.evaluation for p in sweep_screen.points] == [p.evaluation for p in expected]
+        assert flip_points(expected)
+        await pilot.press("f")
+        chosen = sweep_screen.points[sweep_screen.cursor]
+        exact = next(f for f in flips if f.param == "min_target_ratio")
+        assert chosen.value == exact.value  # `f` lands on the exact flip, not a grid neighbour
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen is screen
+        assert screen.tuning.min_target_ratio == chosen.value
+        assert screen.evaluation is not None and screen.evaluation.hit == chosen.evaluation.hit
+        assert_matches_core(screen, counters)
+
+
+async def test_search_boundaries_and_copy(folder: Path, counters: dict[str, TokenCounter]) -> None:
+    app = create_app([str(folder)], counters=counters)
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        snapshot = screen.artifact.snapshot
+        assert snapshot is not None and screen.evaluation is not None
+        message_list = screen.query_one(MessageList)
+        await pilot.press("slash")
+        await pilot.press(*"grep", "enter")
+        await pilot.pause()
+        assert screen.matches
+        assert message_list.cursor == screen.matches[0]
+        await pilot.press("n")
+        assert message_list.cursor == (
+            screen.matches[1] if len(screen.matches) > 1 else screen.matches[0]
+        )
+        await pilot.press("N")
+        assert message_list.cursor == screen.matches[0]
+        await pilot.press("home")
+        span = screen.evaluation.span
+        starts = sorted(
+            {
+                start
+                for start, end in (span.prefix, span.compress, span.tail)
+                if end > start and start > 0
+            }
+        )
+        await pilot.press("greater_than_sign")
+        assert message_list.cursor == starts[0]
+        await pilot.press("end", "less_than_sign")
+        assert message_list.cursor == starts[-1]
+        await pilot.press("y")
+        assert copied and copied[-1].startswith(f"#{message_list.cursor} ")
+        await pilot.press("Y")
+        await pilot.pause()
+        assert "target_below_min" in copied[-1] and "Checks" in copied[-1]
+
+
+async def test_dump_before_and_after(folder: Path, counters: dict[str, TokenCounter]) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
+        )
+        assert screen.artifact.after is not None
+        assert_matches_core(screen, counters)
+        await pilot.press("a")
+        await pilot.pause()
+        message_list = screen.query_one(MessageList)
+        assert screen.showing_after and message_list.row_count == len(screen.artifact.after)
+        assert "AFTER compression" in render_to_text(screen.query_one(ContextBarPanel).render())
+        await pilot.press("a")
+        await pilot.pause()
+        assert not screen.showing_after
+        assert_matches_core(screen, counters)
+        # compare mode draws the recorded bar above the tuned one
+        await pilot.press("c")
+        await pilot.pause()
+        assert screen.compare
+        assert "recorded" in text_of(screen.query_one("#tuning-compare-table"))
+
+
+async def test_palette_commands_are_the_bindings(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        titles = {command.title for command in app.get_system_commands(screen)}
+        assert {
+            "Why",
+            "Tune",
+            "Sweep",
+            "Search",
+            "Compare",
+            "Reset",
+            "Trigger +",
+            "Copy why report",
+            "Help",
+        } <= titles
+        assert "Before/after" not in titles  # a snapshot has no after-compression context
+        commands = {command.title: command for command in app.get_system_commands(screen)}
+        await commands["Tune"].callback()  # type: ignore[misc]
+        await pilot.pause()
+        assert screen.query_one("#side").active == "tab-tune"
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = text_of(app.screen.query_one("#help-body Static"))
+        for _, bindings in help_sections():
+            for binding in bindings:
+                assert key_display(binding.key).split()[0] in shown  # type: ignore[union-attr]
+        await pilot.press("escape")
+        assert app.screen is screen
+        await pilot.press("R")  # the re-run form of the LLM helper, for this context and tuning
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RerunDialog"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        theme = app.theme
+        await pilot.press("ctrl+t")
+        assert app.theme != theme
+
+
+async def test_small_terminal_80x24(folder: Path, counters: dict[str, TokenCounter]) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
+        )
+        message_list = screen.query_one(MessageList)
+        assert message_list.region.height >= 8 and message_list.region.width >= 30
+        assert screen.query_one("#side").region.width >= 34
+        await pilot.press("z")
+        await pilot.pause()
+        assert message_list.region.width == 80
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.query_one("#side").region.width == 80
+        await pilot.press("z", "t", "s")
+        await pilot.pause()
+        text = app.export_screenshot()
+        assert "verdict" in text
+
+
+async def test_debug_record_without_context(counters: dict[str, TokenCounter]) -> None:
+    app = create_app(
+        [str(REFERENCE / "c_below_threshold" / "CurrentRoundCompressor.jsonl")], counters=counters
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_row(app, pilot, lambda row: row.artifact is not None)
+        assert screen.engine is None and screen.evaluation is None
+        assert "no context" in text_of(screen.query_one("#verdict"))
+        await pilot.press("p", "s", "a", "1")  # nothing to tune: no crash
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_loader_failure_becomes_a_notice(counters: dict[str, TokenCounter]) -> None:
+    def broken_loader(paths: Any) -> Any:
+        yield from ()
+        raise RuntimeError("disk on fire")
+
+    app = create_app(["nowhere"], counters=counters, loader=broken_loader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any("disk on fire" in n.message for n in app._notifications)
+        assert isinstance(app.screen, BrowserScreen)
+
+
+def test_json_of_fixture_is_really_truncated(folder: Path) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        json.loads((folder / "truncated.json").read_text(encoding="utf-8"))
+
+
+async def test_command_line_tuning_sets_the_starting_values(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app(
+        [str(folder)], {"trigger_ratio": 0.5, "processor": "dialogue"}, counters=counters
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+        )
+        assert screen.tuning is not None and screen.recorded_tuning is not None
+        assert (screen.tuning.trigger_ratio, screen.tuning.processor) == (0.5, "dialogue")
+        assert screen.recorded_tuning.processor == "current_round"
+        assert_matches_core(screen, counters)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert screen.tuning == screen.recorded_tuning
+
+
+MONKEY_KEYS = [
+    "down",
+    "up",
+    "pagedown",
+    "end",
+    "home",
+    "enter",
+    "d",
+    "w",
+    "t",
+    "s",
+    "tab",
+    "right",
+    "left",
+    "f",
+    "escape",
+    "slash",
+    "x",
+    "enter",
+    "n",
+    "N",
+    "greater_than_sign",
+    "less_than_sign",
+    "a",
+    "c",
+    "r",
+    "right_square_bracket",
+    "left_square_bracket",
+    "right_curly_bracket",
+    "left_curly_bracket",
+    "plus",
+    "minus",
+    "b",
+    "p",
+    "m",
+    "y",
+    "Y",
+    "z",
+    "1",
+    "2",
+    "question_mark",
+    "ctrl+t",
+]
+
+
+async def test_random_keys_never_crash_at_80x24(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    import random
+
+    chooser = random.Random(4)
+    app = create_app([str(folder)], counters=counters)
+    app.copy_to_clipboard = lambda text: None  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_row(
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
+        )
+        for _ in range(80):
+            if type(app.screen).__name__ in ("HelpScreen", "RerunDialog"):
+                await pilot.press("escape")
+                continue
+            await pilot.press(chooser.choice(MONKEY_KEYS))
+        await settle(app, pilot)
+        assert not [n for n in app._notifications if n.severity == "error" and "failed" in n.title]
+
+
+async def test_slow_load_shows_rows_early_and_keeps_input(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    import asyncio
+    import time
+
+    from inspector.sources.loader import load_paths
+
+    def slow_loader(paths: Any) -> Any:
+        for item in load_paths(paths):
+            time.sleep(0.15)
+            yield item
+
+    app = create_app([str(folder)], counters=counters, loader=slow_loader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        for _ in range(50):
+            await asyncio.sleep(0.05)
+            if browser.rows:
+                break
+        assert browser.rows and browser.loading  # first rows on screen before the load ends
+        assert browser.query_one("#load-line").display
+        await pilot.press("o")  # input is handled while loading
+        assert browser.outcome_filter == "compressed"
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not browser.loading and not browser.query_one("#load-line").display
