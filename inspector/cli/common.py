@@ -12,7 +12,7 @@ from typing import Any
 
 from inspector.core.errors import ConfigError
 from inspector.core.tokens import TOKEN_MODES
-from inspector.core.tuning import DEFAULT_KEEP_RECENT, PROCESSOR_KINDS, Tuning, parse_processor
+from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides  # noqa: F401 - re-exported
 
 TUNING_FIELDS = ("processor", "trigger_ratio", "min_target_ratio", "keep_recent", "context_max", "token_mode", "tool_boundary")
 
@@ -56,17 +56,6 @@ def check_overrides(overrides: dict[str, Any]) -> None:
     except ConfigError as error:
         flag = "--" + error.field.replace("_", "-")
         raise UsageError(f"{flag}: {error.value!r} is not allowed, must be {error.allowed}") from None
-
-
-def apply_overrides(recorded: Tuning, overrides: dict[str, Any]) -> Tuning:
-    """The effective tuning: recorded values with the user's flags on top.
-
-    Switching processor without giving --keep-recent takes that processor's default keep.
-    """
-    changes = dict(overrides)
-    if "processor" in changes and "keep_recent" not in changes and changes["processor"] != recorded.processor:
-        changes["keep_recent"] = DEFAULT_KEEP_RECENT[parse_processor(changes["processor"])]
-    return recorded.with_(**changes)
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:

@@ -230,8 +230,10 @@ def _span_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> Check:
 
 def _keep_text(tuning: Tuning, ev: Evaluation) -> str:
     keep = tuning.keep_recent
-    if ev.effective_keep is not None and ev.effective_keep != keep:
+    if ev.effective_keep is not None and ev.effective_keep > keep:
         return f"keep_recent {keep}, widened to {ev.effective_keep} by the tool boundary"
+    if ev.effective_keep is not None and ev.effective_keep < keep:
+        return f"keep_recent {keep} covers all {ev.effective_keep} messages"
     return f"keep_recent {keep}"
 
 

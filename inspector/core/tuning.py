@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -87,6 +88,17 @@ class Tuning:
     def processor_class(self) -> str:
         """openJiuwen's class name of the processor."""
         return PROCESSOR_CLASS_NAMES[self.processor]
+
+
+def apply_overrides(recorded: Tuning, overrides: Mapping[str, Any]) -> Tuning:
+    """The effective tuning: recorded values with the user's changes on top.
+
+    Switching processor without giving keep_recent takes that processor's default keep.
+    """
+    changes = dict(overrides)
+    if "processor" in changes and "keep_recent" not in changes and changes["processor"] != recorded.processor:
+        changes["keep_recent"] = DEFAULT_KEEP_RECENT[parse_processor(changes["processor"])]
+    return recorded.with_(**changes)
 
 
 def _is_number(value: Any) -> bool:

@@ -11,12 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.cli.common import apply_overrides
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import Tuning
+from inspector.core.tuning import Tuning, apply_overrides
 
 OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
 
