@@ -11,11 +11,12 @@ import pytest
 from rich.console import Console
 
 from inspector.core.engine import ContextEngine, Span
+from inspector.core.regions import after_span, region_reason, tool_links
 from inspector.core.snapshot import snapshot_from_dict
 from inspector.core.tokens import TokenCounter
 from inspector.core.whatif import flip_points, sweep
-from inspector.render.context_bar import BarParts, ContextBar, _columns, after_span
-from inspector.render.message_detail import message_detail, region_reason, tool_links
+from inspector.render.context_bar import BarParts, ContextBar, _columns
+from inspector.render.message_detail import message_detail
 from inspector.render.sweep_chart import ChartPoint, SweepChart, flip_indices
 from inspector.render.verdict import span_changes
 from inspector.tui.screens.sweep import chart_points

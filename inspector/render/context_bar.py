@@ -7,14 +7,12 @@ sit on the line below. Must not import Textual.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
 from inspector.core.engine import Evaluation, PricedContext, Span
-from inspector.core.messages import Message
 from inspector.render.styles import REGION_LABELS, REGION_STYLES
 
 BAR_ORDER: tuple[str, ...] = ("outside", "prefix", "compress", "tail")
@@ -74,23 +72,6 @@ def bar_parts(priced: PricedContext, evaluation: Evaluation) -> BarParts:
 
 #: Legend labels for a context after compression (the compress slot holds the new messages).
 AFTER_LABELS = {"prefix": "kept prefix", "compress": "memory+recovered", "tail": "kept tail"}
-
-
-def after_span(after: Sequence[Message], preserved_prefix: int | None) -> Span:
-    """Regions of a dump's context after compression: kept prefix, new messages, kept tail.
-
-    The new messages are the engine-injected user messages (memory block, recovered
-    context) that follow the preserved prefix.
-    """
-    count = len(after)
-    if preserved_prefix is None or not 0 <= preserved_prefix <= count:
-        preserved_prefix = next(
-            (i for i, m in enumerate(after) if m.role == "user" and not m.is_real_user), count
-        )
-    end = preserved_prefix
-    while end < count and after[end].role == "user" and not after[end].is_real_user:
-        end += 1
-    return Span((0, preserved_prefix), (preserved_prefix, end), (end, count))
 
 
 def after_parts(

@@ -14,97 +14,11 @@ from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
 
-from inspector.core.engine import Evaluation, PricedContext
 from inspector.core.messages import Message
 from inspector.render.styles import REGION_LABELS, REGION_STYLES
 
 #: Content longer than this is cut in the detail pane (the copy command gives it all).
 MAX_SHOWN_CHARS = 20_000
-
-
-def tool_links(messages: Sequence[Message]) -> dict[int, tuple[int, ...]]:
-    """For each assistant message with calls, the indices of its results; for each result, its call."""
-    call_at: dict[str, int] = {}
-    links: dict[int, list[int]] = {}
-    for index, message in enumerate(messages):
-        if message.role == "assistant":
-            for call_id in message.call_ids:
-                call_at[call_id] = index
-        elif message.role == "tool" and message.tool_call_id in call_at:
-            call_index = call_at[message.tool_call_id]
-            links.setdefault(call_index, []).append(index)
-            links.setdefault(index, []).append(call_index)
-    return {k: tuple(v) for k, v in links.items()}
-
-
-def results_by_call(messages: Sequence[Message]) -> dict[str, list[int]]:
-    """Tool-call id -> indices of the tool results answering it."""
-    out: dict[str, list[int]] = {}
-    for index, message in enumerate(messages):
-        if message.role == "tool" and message.tool_call_id:
-            out.setdefault(message.tool_call_id, []).append(index)
-    return out
-
-
-def region_reason(priced: PricedContext, evaluation: Evaluation, index: int) -> str:
-    """A sentence saying why message `index` falls where it does under `evaluation.tuning`."""
-    tuning = evaluation.tuning
-    span = evaluation.span
-    region = span.region_of(index)
-    last_user = priced.last_real_user_index
-    n = priced.n
-    keep = evaluation.effective_keep
-    processor = tuning.processor_class
-    if region == "prefix":
-        return (
-            f"{processor} preserves everything up to and including the last real user "
-            f"message (#{last_user}); this message is at or before it."
-        )
-    if region == "compress":
-        if tuning.processor == "dialogue":
-            return (
-                f"{processor} compresses every turn before the last real user message "
-                f"(#{last_user}); this message comes earlier."
-            )
-        if tuning.processor == "current_round":
-            return (
-                f"It comes after the last real user message (#{last_user}) and before the "
-                f"protected tail (from #{span.tail[0]}), so it is sent for compression."
-            )
-        return (
-            f"It is older than the protected tail (the last {keep} messages, from "
-            f"#{span.tail[0]}), so it is sent for compression."
-        )
-    if region == "tail":
-        if tuning.processor == "dialogue":
-            if last_user < 0:
-                return "There is no real user message, so Dialogue keeps the whole context."
-            if index >= last_user:
-                return f"{processor} keeps the last real user message (#{last_user}) and everything after it."
-            return (
-                "Pulled into the tail by the tool-boundary rule: a tool result after the last "
-                f"real user message (#{last_user}) needs its call, which comes earlier."
-            )
-        keep_recent = tuning.keep_recent
-        if index >= n - keep_recent:
-            return f"It is one of the last {keep_recent} messages (keep-recent {keep_recent})."
-        split = n - (keep or 0)
-        if index >= split and tuning.tool_boundary:
-            causes = priced.boundary_cause(keep_recent)
-            if causes:
-                call_id, result_index, call_index = min(causes, key=lambda c: c[2])
-                return (
-                    f"Pulled into the tail by the tool-boundary rule: result #{result_index} of "
-                    f"call {call_id!r} is kept, so its call at #{call_index} and everything after "
-                    f"it are kept too (keep-recent {keep_recent} widened to {keep})."
-                )
-        if tuning.processor == "current_round" and last_user >= 0:
-            return (
-                f"It comes after the last real user message (#{last_user}) and the kept window "
-                f"({keep} messages) reaches back past it, so it stays; nothing is left to compress."
-            )
-        return f"It is in the kept window of {keep} messages."
-    return "Outside the span."
 
 
 def _content_renderable(message: Message) -> RenderableType:

@@ -23,18 +23,13 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from inspector.core.diagnosis import Diagnosis, diagnose
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.messages import Message
+from inspector.core.regions import after_span, region_reason, results_by_call, tool_links
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
 from inspector.core.whatif import Flip, smallest_flips
 from inspector.encoding import load_cl100k
-from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, after_span, bar_parts
-from inspector.render.message_detail import (
-    message_detail,
-    message_plain_text,
-    region_reason,
-    results_by_call,
-    tool_links,
-)
+from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, bar_parts
+from inspector.render.message_detail import message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
     recorded_answer,
