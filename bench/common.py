@@ -8,9 +8,11 @@ that mean the same on a fast laptop and a busy CI box. Timings are wall clock, b
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Generated data goes here unless a folder is given; git-ignored.
 DEFAULT_OUT = REPO_ROOT / "bench" / "out"
 PYTHON = sys.executable
+#: The token cache folder variable (inspector.sources.cache.CACHE_DIR_ENV).
+CACHE_DIR_ENV = "CONTEXT_INSPECTOR_CACHE_DIR"
 
 
 @dataclass(frozen=True)
@@ -58,18 +62,31 @@ class ProcessRun:
 
 
 def run_process(argv: Sequence[str], env: dict[str, str] | None = None) -> ProcessRun:
-    """Run a command to completion; wall time and the child's max RSS (Linux wait4)."""
+    """Run a command to completion; wall time and the child's max RSS (Linux wait4).
+
+    Unless `env` names a token cache folder (CONTEXT_INSPECTOR_CACHE_DIR), the process gets
+    a fresh, empty one that is deleted afterwards: every run starts cold and nothing is
+    written into the user's cache.
+    """
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.setdefault("PYTHONHASHSEED", "0")
     if env:
         full_env.update(env)
+    private_cache = None
+    if not (env and CACHE_DIR_ENV in env):
+        private_cache = tempfile.mkdtemp(prefix="ci-bench-cold-")
+        full_env[CACHE_DIR_ENV] = private_cache
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env, text=True
-    )
-    stdout, stderr = proc.communicate()
-    seconds = time.perf_counter() - start
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env, text=True
+        )
+        stdout, stderr = proc.communicate()
+        seconds = time.perf_counter() - start
+    finally:
+        if private_cache is not None:
+            shutil.rmtree(private_cache, ignore_errors=True)
     # communicate() reaps the child without its rusage, so workers print their own peak.
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{stderr[-2000:]}")

@@ -7,6 +7,10 @@ and `json.JSONDecoder.raw_decode`, reads the header, then decodes array elements
 time and stops after `rows` context messages: time and memory depend on the rows shown,
 not on the file size. Proposed for inspector/sources (a `DumpHead` the folder browser and
 the TUI's first paint can use while the full load runs in a worker).
+
+The whole-document streaming reader that started here is now
+`inspector.sources.jsonstream.load_streaming` (used by `jsonio.read_json_file` for files
+of 32 MB and more); it is re-exported under its old name.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from inspector.core.messages import Message
+from inspector.sources.jsonstream import load_streaming
+
+__all__ = ["DumpHead", "load_streaming", "read_head"]
 
 _CHUNK = 256 * 1024
 _WHITESPACE = " \t\n\r"
@@ -133,44 +140,3 @@ def _read_request(stream: _Stream, head: DumpHead, rows: int) -> None:
         request[key] = stream.value()
         if stream.peek() == ",":
             stream.take(",")
-
-
-def load_streaming(path: Path, depth: int = 3) -> Any:
-    """The same value as `json.loads(path.read_bytes())`, with far less peak memory.
-
-    Containers above `depth` are walked member by member; anything at `depth` is decoded
-    with `raw_decode` from a small text window. The whole file never exists as one `str`
-    (for a 100 MB dump with Chinese text that string alone takes ~200 MB).
-    """
-    with path.open("rb") as handle:
-        stream = _Stream(handle)
-        value = _walk(stream, depth)
-        if stream.peek() != "":
-            raise ValueError("extra data after the JSON document")
-        return value
-
-
-def _walk(stream: _Stream, depth: int) -> Any:
-    opener = stream.peek()
-    if depth <= 0 or opener not in "{[" or not opener:
-        return stream.value()
-    stream.take(opener)
-    if opener == "{":
-        obj: dict[str, Any] = {}
-        while stream.peek() == '"':
-            key = stream.value()
-            stream.take(":")
-            obj[key] = _walk(stream, depth - 1)
-            if stream.peek() != ",":
-                break
-            stream.take(",")
-        stream.take("}")
-        return obj
-    items: list[Any] = []
-    while stream.peek() not in ("]", ""):
-        items.append(_walk(stream, depth - 1))
-        if stream.peek() != ",":
-            break
-        stream.take(",")
-    stream.take("]")
-    return items

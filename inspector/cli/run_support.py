@@ -6,10 +6,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import (
     apply_overrides,
@@ -22,17 +19,28 @@ from inspector.core.artifact import Artifact, LoadError
 from inspector.core.diagnosis import Diagnosis, diagnose
 from inspector.core.engine import ContextEngine
 from inspector.core.tuning import Tuning
-from inspector.encoding import load_cl100k, make_counters
+from inspector.encoding import load_cl100k
+from inspector.sources.cache import TokenCache, cached_counters, warm_counter
 from inspector.sources.loader import load_paths
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def _stderr_progress() -> Progress | None:
     """A transient progress bar on stderr, or None when stderr is not a terminal."""
+    from rich.console import Console  # imported here: --json runs never need Rich
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     console = Console(stderr=True)
     if not console.is_terminal:
         return None
     return Progress(
-        TextColumn("[dim]{task.description}"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+        TextColumn("[dim]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
     )
 
 
@@ -49,13 +57,19 @@ class Evaluated:
 class ReportRun:
     """Iterates the sources of a command, counting unreadable inputs for the exit status."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, contexts: bool = True) -> None:
+        """`contexts=False`: a header-level load (see `load_paths`) for commands that read
+        only what artifacts recorded (`stats`)."""
+        self.contexts = contexts
         self.overrides: dict[str, Any] = tuning_overrides(args)
         check_overrides(self.overrides)
         self.sources = require_sources(getattr(args, "sources", []) or [])
         self.json = bool(getattr(args, "json", False))
         self.errors = 0
-        self.counters = make_counters()
+        #: Per-message cl100k counts persist here (user cache dir or $CONTEXT_INSPECTOR_CACHE_DIR),
+        #: so reopening a big dump does not tokenize it again; best-effort, never fails a run.
+        self.cache = TokenCache()
+        self.counters = cached_counters(self.cache)
         self.counting_note = load_cl100k().note
 
     def artifacts(self) -> Iterator[Artifact]:
@@ -75,7 +89,9 @@ class ReportRun:
                 bar.update(task, completed=done, total=total)
 
         try:
-            for item in load_paths(self.sources, counters=self.counters, progress=callback):
+            for item in load_paths(
+                self.sources, counters=self.counters, progress=callback, contexts=self.contexts
+            ):
                 if progress is not None:
                     progress.stop()
                     progress = None
@@ -86,6 +102,7 @@ class ReportRun:
         finally:
             if progress is not None:
                 progress.stop()
+            self.cache.flush()
 
     def report_error(self, error: LoadError) -> None:
         """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""
@@ -100,8 +117,17 @@ class ReportRun:
         if artifact.snapshot is None:
             return Evaluated(artifact, None, None, None)
         tuning = apply_overrides(artifact.snapshot.tuning, self.overrides)
+        counter = self.counters[tuning.token_mode]
+        if counter.store is not None:
+            # batch the cache lookups and count the misses on both cores when it pays
+            snapshot = artifact.snapshot
+            warm_counter(counter, [*snapshot.system_messages, *snapshot.messages], self.cache)
         engine = ContextEngine(artifact.snapshot, self.counters)
-        return Evaluated(artifact, engine, tuning, diagnose(engine, tuning, artifact, self.counting_note))
+        evaluated = Evaluated(
+            artifact, engine, tuning, diagnose(engine, tuning, artifact, self.counting_note)
+        )
+        self.cache.flush()
+        return evaluated
 
     def warn_inexact(self) -> None:
         """Say once on stderr when exact counting is unavailable."""

@@ -284,6 +284,7 @@ def link_runs(
             continue
         by_key.setdefault(_norm_key(*run.key), []).append(position)
     linked: dict[int, str] = {}
+    times = [run.timestamp for run in runs]  # a property that walks the run's records
     for dump in sorted(
         dumps, key=lambda d: d.timestamp if d.timestamp is not None else float("inf")
     ):
@@ -304,7 +305,7 @@ def link_runs(
         for position in candidates:
             if position in linked:
                 continue
-            run_time = runs[position].timestamp
+            run_time = times[position]
             if dump.timestamp is not None and run_time is not None:
                 if run_time > dump.timestamp + LINK_TOLERANCE_SECONDS:
                     continue

@@ -241,6 +241,22 @@ class PieceStore(Protocol):
         ...
 
 
+class TextStore(Protocol):
+    """Optional extension of a `PieceStore`: counts of whole texts (the tool list's pieces).
+
+    A store that has these two methods also keeps `count_tools`' texts, so a reopen whose
+    counts are all stored never needs the encoder.
+    """
+
+    def lookup_text(self, counter: TokenCounter, text: str) -> int | None:
+        """A stored count of `text` for this counter, or None."""
+        ...
+
+    def save_text(self, counter: TokenCounter, text: str, tokens: int) -> None:
+        """Record a computed text count."""
+        ...
+
+
 class TokenCounter:
     """Counts messages and tools in one mode; caches per-message counts by content.
 
@@ -339,7 +355,9 @@ class TokenCounter:
                 elif is_mapping(part) and (part.get("type") == "text" or "text" in part):
                     texts.append(str(part.get("text") or ""))
                 elif is_mapping(part):
-                    dumped = json.dumps(sanitize_value(part), ensure_ascii=False, separators=(",", ":"))
+                    dumped = json.dumps(
+                        sanitize_value(part), ensure_ascii=False, separators=(",", ":")
+                    )
                     block_tokens += self.text_tokens(dumped)
                 elif isinstance(part, str):
                     texts.append(part)
@@ -380,12 +398,32 @@ class TokenCounter:
         total = 0
         for index, tool in enumerate(tools):
             body = json.dumps(
-                {"name": tool.name, "description": tool.description or "", "parameters": tool.parameters},
+                {
+                    "name": tool.name,
+                    "description": tool.description or "",
+                    "parameters": tool.parameters,
+                },
                 ensure_ascii=False,
                 separators=(",", ":"),
             )
-            total += self.text_tokens(f"<|start|>functions.{tool.name}:{index}\n{body}<|end|>")
+            total += self._stored_text_tokens(
+                f"<|start|>functions.{tool.name}:{index}\n{body}<|end|>"
+            )
         return total + CALL_OVERHEAD
+
+    def _stored_text_tokens(self, text: str) -> int:
+        """`text_tokens`, answered from the store when it keeps texts (see `TextStore`)."""
+        store = self.store
+        lookup = getattr(store, "lookup_text", None)
+        if lookup is not None:
+            stored = lookup(self, text)
+            if stored is not None:
+                return int(stored)
+        value = self.text_tokens(text)
+        save = getattr(store, "save_text", None)
+        if save is not None:
+            save(self, text, value)
+        return value
 
 
 def usage_tail_tokens(message: Message) -> int:

@@ -73,6 +73,14 @@ def piece_key(counter: TokenCounter, message: Message) -> bytes:
     return digest.digest()[:16]
 
 
+def text_key(counter: TokenCounter, text: str) -> bytes:
+    """16-byte hash of a whole text's count for `counter` (a namespace apart from pieces)."""
+    digest = hashlib.sha256()
+    digest.update(f"{KEY_SCHEMA}\x00text\x00{counter.identity}\x00".encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.digest()[:16]
+
+
 class TokenCache:
     """Piece counts on disk (SQLite, WAL), usable as a `PieceStore` of a `TokenCounter`.
 
@@ -233,6 +241,15 @@ class TokenCache:
         """Remember a computed piece count."""
         self.put_many([(piece_key(counter, message), tokens)])
 
+    def lookup_text(self, counter: TokenCounter, text: str) -> int | None:
+        """A stored count of a whole text (the tool list's pieces), or None."""
+        key = text_key(counter, text)
+        return self.get_many([key]).get(key)
+
+    def save_text(self, counter: TokenCounter, text: str, tokens: int) -> None:
+        """Remember a whole text's count."""
+        self.put_many([(text_key(counter, text), tokens)])
+
     def prefetch(self, counter: TokenCounter, messages: Sequence[Message]) -> int:
         """Seed `counter`'s memory with every stored count of `messages`; how many were found."""
         todo = [m for m in messages if not counter.knows(m)]
@@ -370,6 +387,8 @@ def _fork_pool(
     counter: TokenCounter, messages: Sequence[Message], slices: list[tuple[int, int]], workers: int
 ) -> list[int]:
     global _FORK_JOB
+    if counter.mode == "tiktoken_cl100k":
+        counter.text_tokens(" ")  # build a lazy encoder once here, not once per worker
     _FORK_JOB = (counter, messages)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -393,6 +412,44 @@ def cached_counters(cache: TokenCache | None = None) -> dict[str, TokenCounter]:
     return counters
 
 
+def warm_counter(
+    counter: TokenCounter,
+    messages: Sequence[Message],
+    cache: TokenCache | None = None,
+    workers: int | None = None,
+) -> int:
+    """Make `counter` know every piece count of `messages`; how many had to be computed.
+
+    Stored counts come from `cache` in batches; the rest are counted with
+    `compute_pieces` (both cores when it pays), remembered and written back (buffered:
+    the caller flushes). Afterwards `PricedContext` or `ContextEngine` over these messages
+    counts nothing itself.
+    """
+    todo = [m for m in messages if not counter.knows(m)]
+    keys: list[bytes] = []
+    if cache is not None and todo:
+        wanted = [piece_key(counter, m) for m in todo]
+        found = cache.get_many(wanted)
+        missing: list[Message] = []
+        for message, key in zip(todo, wanted, strict=True):
+            value = found.get(key)
+            if value is None:
+                missing.append(message)
+                keys.append(key)
+            else:
+                counter.remember(message, value)
+        cache.hits += len(todo) - len(missing)
+        cache.misses += len(missing)
+        todo = missing
+    if todo:
+        values = compute_pieces(counter, todo, workers)
+        for message, value in zip(todo, values, strict=True):
+            counter.remember(message, value)
+        if cache is not None:
+            cache.put_many(zip(keys, values, strict=True))
+    return len(todo)
+
+
 def price_snapshot_cached(
     snapshot: ContextSnapshot,
     counter: TokenCounter,
@@ -405,16 +462,13 @@ def price_snapshot_cached(
     (both cores when it pays), seeds `counter` and writes the new counts back. Results
     are identical to the uncached path; only the time differs.
     """
-    messages = [*snapshot.system_messages, *snapshot.messages]
-    if cache is not None:
-        cache.prefetch(counter, messages)
-    todo = [m for m in messages if not counter.knows(m)]
-    if todo:
-        values = compute_pieces(counter, todo, workers)
-        for message, value in zip(todo, values, strict=True):
-            counter.remember(message, value)
+    warm_counter(counter, [*snapshot.system_messages, *snapshot.messages], cache, workers)
+    previous = counter.store
+    if cache is not None and previous is None:
+        counter.store = cache  # the tool list's texts: stored too (see TextStore)
+    try:
+        return PricedContext.from_snapshot(snapshot, counter)
+    finally:
+        counter.store = previous
         if cache is not None:
-            cache.put_many((piece_key(counter, m), v) for m, v in zip(todo, values, strict=True))
-    if cache is not None:
-        cache.flush()
-    return PricedContext.from_snapshot(snapshot, counter)
+            cache.flush()

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact
@@ -58,6 +58,11 @@ _MEMORY_PREFIXES = (
     "<memory_block_round>",
     "<memory_block_session>",
 )
+
+
+def _basename(path: str) -> str:
+    """os.path.basename, cheaper where "/" is the only separator (ids are asked for often)."""
+    return path.rpartition(os.sep)[2] if os.altsep is None else os.path.basename(path)
 
 
 def looks_like_dump(document: Any) -> bool:
@@ -99,16 +104,7 @@ class _Checker:
         value = node.get(parts[-1])
         if value is None:
             return None
-        ok = {
-            "int": isinstance(value, int) and not isinstance(value, bool),
-            "number": isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and math.isfinite(value),
-            "str": isinstance(value, str),
-            "list": isinstance(value, list),
-            "object": isinstance(value, Mapping),
-        }[kind]
-        if not ok:
+        if not _KIND_CHECKS[kind](value):
             words = {
                 "int": "an integer",
                 "number": "a number",
@@ -120,6 +116,16 @@ class _Checker:
         if kind == "int" and value < 0:
             raise FormatError(f"'{path}' must not be negative, got {value}", f"key {path}")
         return value
+
+
+#: Whether a value has the kind `_Checker.get` asks for.
+_KIND_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+    "str": lambda v: isinstance(v, str),
+    "list": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, Mapping),
+}
 
 
 def _type_name(value: Any) -> str:
@@ -164,7 +170,7 @@ class DumpFile:
     @property
     def id(self) -> str:
         """The file name without `.json` (unique: it holds the time in ms and the session)."""
-        name = Path(self.source).name
+        name = _basename(self.source)
         return name[:-5] if name.endswith(".json") else name
 
     @property
@@ -184,7 +190,7 @@ def parse_dump(document: Mapping[str, Any], source: str) -> DumpFile:
     check = _Checker(document)
     for name in _DUMP_SECTIONS:
         check.section(name)
-    name_match = DUMP_NAME_RE.match(Path(source).name)
+    name_match = DUMP_NAME_RE.match(_basename(source))
     processor = check.get("processor_type", "str") or (name_match.group(2) if name_match else None)
     timestamp = check.get("timestamp", "number")
     if timestamp is None and name_match:
@@ -569,6 +575,102 @@ def dump_artifact(
     )
 
 
+#: The note a header-level dump artifact carries instead of the rebuild's notes.
+HEADER_ONLY_NOTE = "header-level load: the context before compression was not rebuilt"
+
+
+def strip_dump(dump: DumpFile) -> tuple[DumpFile, int | None]:
+    """The dump without its message lists (for a header-level load), and how many messages
+    `context_after.messages` held. Small enough to send between processes."""
+    after = None if dump.after_raw is None else len(dump.after_raw)
+    raw = {key: None for key in dump.raw}
+    stripped = dataclasses.replace(
+        dump, raw=raw, sent_raw=None, after_raw=None, tools_raw=None, prompt=None
+    )
+    return stripped, after
+
+
+def dump_header_artifact(
+    dump: DumpFile,
+    run: EvaluationRun | None,
+    timeline: list[dict[str, Any]] | None = None,
+    messages_after: int | None = None,
+) -> Artifact:
+    """The dump as an artifact from its recorded fields only: no context is rebuilt.
+
+    For `inspector stats` and other readers of `Artifact.recorded` alone: the keys that
+    `dump_artifact` fills from the dump's header (span, tokens, reduction, retries, the
+    linked threshold_check) are the same; `snapshot` and `after` are None, the token mode
+    is not inferred, and a dump whose messages could not be rebuilt is not refused (its
+    message lists are never read). `messages_before` is None; `extra["header_only"]` is
+    True.
+    """
+    check = (
+        dict(run.threshold_check) if run is not None and run.threshold_check is not None else None
+    )
+    recorded: dict[str, Any] = {
+        "outcome": "compressed",
+        "span": {
+            "preserved_prefix": dump.prefix_count,
+            "messages_to_compress": dump.compress_count,
+            "protected_tail": dump.tail_count,
+        },
+        "tokens_before": dump.tokens_before,
+        "tokens_after": dump.tokens_after,
+        "reduction": dump.reduction,
+        "reduction_ratio": dump.reduction_ratio,
+        "context_max": dump.context_max,
+        "target_tokens": dump.target_tokens,
+        "retries": [dict(r) for r in run.retries] if run is not None else [],
+        "messages_before": None,
+        "messages_after": messages_after,
+        "summary_chars": None if dump.summary is None else len(dump.summary),
+        "model_calls": (dump.usage or {}).get("calls"),
+        "span_first_built": run.span_counts if run is not None else None,
+        "inferred": {},
+        "unrecoverable": [HEADER_ONLY_NOTE],
+    }
+    if check is not None:
+        recorded["threshold_check"] = check
+    return Artifact(
+        source=dump.source,
+        id=dump.id,
+        kind="dump",
+        snapshot=None,
+        recorded=recorded,
+        processor=dump.processor,
+        session_id=dump.session_id or dump.name_session,
+        context_id=dump.context_id,
+        timestamp=dump.timestamp,
+        after=None,
+        recorded_token_mode=None,
+        extra={
+            "timeline": timeline or [],
+            "raw_keys": sorted(dump.raw.keys()),
+            "header_only": True,
+        },
+    )
+
+
+class _NoCounts(TokenCounter):
+    """A counter that counts nothing (every piece 0): for a `PricedContext` used only for
+    its tool-boundary rule (`adjust_keep`), which does not depend on counts."""
+
+    def __init__(self) -> None:
+        super().__init__("len_div_4")
+
+    def piece_tokens(self, message: Message) -> int:
+        """0: no count is needed."""
+        return 0
+
+    def count_tools(self, tools: Sequence[Tool]) -> int:
+        """0: no count is needed."""
+        return 0
+
+
+_STRUCTURE_ONLY = _NoCounts()
+
+
 def _safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
     try:
         return Tuning().with_(**values)
@@ -589,7 +691,8 @@ def _infer_keep(
         tail, how = dump.tail_count, "the dump's protected_tail_count (no span_built linked)"
     else:
         return None, ""
-    priced = PricedContext((), rebuild.messages, (), counters()["len_div_4"])
+    # only the tool-boundary rule is needed here: counting 20,000 messages would be wasted
+    priced = PricedContext((), rebuild.messages, (), _STRUCTURE_ONLY)
     if priced.adjust_keep(tail) == tail:
         return tail, f"{how} = {tail}"
     for keep in range(0, tail):

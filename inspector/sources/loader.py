@@ -42,8 +42,11 @@ from __future__ import annotations
 
 import glob
 import json
+import multiprocessing
 import os
+import queue as queue_module
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -70,9 +73,11 @@ from inspector.sources.dump import (
     DUMP_NAME_RE,
     DumpFile,
     dump_artifact,
+    dump_header_artifact,
     kept_message_ids,
     looks_like_dump,
     parse_dump,
+    strip_dump,
 )
 from inspector.sources.formats import (
     looks_like_message_container,
@@ -92,6 +97,9 @@ UNEXPECTED = "unexpected structure"
 
 #: File name endings a folder scan reads (explicit file arguments are read whatever their name).
 FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+#: A header-level load (`contexts=False`) reads files in a process pool from this many files.
+POOL_MIN_FILES = 64
 
 #: How far (seconds) a snapshot's `timestamp` may lie from the threshold_check it names:
 #: room for a time rounded to the millisecond, far less than between two checks of a context.
@@ -118,6 +126,10 @@ class _FileLoad:
     dumps: list[DumpFile] = field(default_factory=list)
     records: list[DebugRecord] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
+    #: Header-level loads: messages in each dump's context_after (the lists are dropped).
+    after_counts: dict[str, int | None] = field(default_factory=dict)
+    #: Files passed over, when read in a worker process (the caller's list is not shared).
+    skips: list[Skipped] = field(default_factory=list)
 
 
 def expand_source(path: str | os.PathLike[str]) -> list[Path]:
@@ -148,16 +160,25 @@ def load_paths(
     skipped: list[Skipped] | None = None,
     max_file_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    contexts: bool = True,
 ) -> Iterator[LoadResult]:
     """Every artifact and load error found under `paths`, in input order (folders newest first).
 
     `counters` are the token counters used to infer a dump's token mode (made on first
     need when not given); `skipped` collects files a folder scan passed over; `progress`
     is called with (files read, files to read).
+
+    `contexts=False` is a header-level load for readers of `Artifact.recorded` only
+    (`inspector stats`): dumps become `dump_header_artifact`s (no context rebuilt, no
+    token counting, so no counters are made, and message lists are not walked for
+    nesting depth), every file is read once, before anything is yielded, with both CPU
+    cores (a forked process pool) when there are many files and no other thread runs.
+    Files, order, linking, debug runs and read errors are as in a full load; only errors
+    inside a dump's message lists (which a full load reports when rebuilding) go unseen.
     """
     plan: list[tuple[int, Path, bool]] = []
     missing: list[tuple[int, LoadError]] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     groups = 0
     for group, raw in enumerate(paths):
         groups = group + 1
@@ -165,20 +186,25 @@ def load_paths(
         if not expanded:
             missing.append((group, LoadError(os.fspath(raw), "no folder matches this template")))
         for target in expanded:
+            base: tuple[str, str] | None = None
             if target.is_dir():
                 files = [(f, False) for f in scan_folder(target)]
+                given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
+                base = (given, str(_identity(target)).rstrip(os.sep) + os.sep)
             elif target.exists():
                 files = [(target, True)]
             else:
                 missing.append((group, LoadError(str(target), "no such file or folder")))
                 continue
             for file, explicit in files:
-                key = _identity(file)
+                key = _folder_identity(file, base) if base else str(_identity(file))
                 if key in seen:
                     continue
                 seen.add(key)
                 plan.append((group, file, explicit))
-    yield from _Streamer(plan, missing, groups, counters, skipped, max_file_bytes, progress).run()
+    yield from _Streamer(
+        plan, missing, groups, counters, skipped, max_file_bytes, progress, contexts
+    ).run()
 
 
 def _identity(path: Path) -> Path:
@@ -186,6 +212,17 @@ def _identity(path: Path) -> Path:
         return path.resolve()
     except OSError:
         return path.absolute()
+
+
+def _folder_identity(file: Path, base: tuple[str, str]) -> str:
+    """`_identity` of a file `scan_folder` found, without resolving every path component:
+    the scan does not enter symlinked folders, so only the file itself may be a link.
+    `base` is the scanned folder as given and resolved, each ending in a separator ("" for ".")."""
+    given, resolved = base
+    text = str(file)
+    if not text.startswith(given) or os.path.islink(text):
+        return str(_identity(file))
+    return resolved + text[len(given) :]
 
 
 def _mtime(path: Path) -> float:
@@ -200,12 +237,124 @@ def load_file(path: Path, counters: Mapping[str, TokenCounter] | None = None) ->
     return list(load_paths([path], counters=counters))
 
 
+def _walk_for_depth(document: Any) -> bool:
+    """Header-level loads walk a document for nesting depth unless it is a dump or a debug
+    record: only their fixed, shallow keys are read then, so the C parser's own limit
+    (Python's recursion limit) is guard enough."""
+    return not (looks_like_dump(document) or looks_like_debug_record(document))
+
+
 def _load_file(
-    path: Path, group: int, explicit: bool, max_file_bytes: int, skipped: list[Skipped] | None
+    path: Path,
+    group: int,
+    explicit: bool,
+    max_file_bytes: int,
+    skipped: list[Skipped] | None,
+    header_only: bool = False,
+) -> _FileLoad:
+    load = _read_file(path, group, explicit, max_file_bytes, skipped, header_only)
+    if header_only:
+        for index, dump in enumerate(load.dumps):
+            load.dumps[index], load.after_counts[dump.id] = strip_dump(dump)
+    return load
+
+
+def _header_job(job: tuple[Path, int, bool, int]) -> _FileLoad:
+    """Worker: one file read for a header-level load (dumps stripped of their messages)."""
+    path, group, explicit, max_file_bytes = job
+    skips: list[Skipped] = []
+    load = _load_file(path, group, explicit, max_file_bytes, skips, header_only=True)
+    load.skips = skips
+    return load
+
+
+class _ChunkSharing:
+    """Header jobs shared in chunks between this process and forked helper processes.
+
+    Helpers start on entry (forked: they inherit the jobs, nothing is pickled but their
+    results) and take chunks from a shared counter; `results()` then takes chunks in this
+    process too and yields every load, its own and the helpers'. Best-effort: a helper
+    that cannot start or dies is ignored, and the caller reads what is missing itself.
+    """
+
+    def __init__(self, jobs: list[tuple[Path, int, bool, int]], helpers: int) -> None:
+        self.jobs = jobs
+        self.helpers = helpers if jobs else 0
+        self.chunk = max(1, len(jobs) // 64)
+        self.processes: list[Any] = []
+
+    def __enter__(self) -> _ChunkSharing:
+        if not self.helpers:
+            return self
+        context = multiprocessing.get_context("fork")
+        try:
+            self.lock = context.Lock()
+            self.next = context.RawValue("q", 0)
+            self.queue = context.Queue()
+            for _ in range(self.helpers):
+                process = context.Process(target=self._helper, daemon=True)
+                process.start()
+                self.processes.append(process)
+        except (OSError, RuntimeError):
+            self.helpers = 0
+        return self
+
+    def _take(self) -> int:
+        with self.lock:
+            start = int(self.next.value)
+            self.next.value = start + self.chunk
+        return start
+
+    def _helper(self) -> None:
+        """In a helper process: read chunks until none are left, then say so (None)."""
+        try:
+            while (start := self._take()) < len(self.jobs):
+                self.queue.put([_header_job(job) for job in self.jobs[start : start + self.chunk]])
+        finally:
+            self.queue.put(None)
+            self.queue.close()
+            self.queue.join_thread()
+
+    def results(self) -> Iterator[_FileLoad]:
+        """Take chunks here until none are left, then collect what the helpers read."""
+        if not self.processes:
+            return
+        while (start := self._take()) < len(self.jobs):
+            for job in self.jobs[start : start + self.chunk]:
+                yield _header_job(job)
+        done = 0
+        while done < len(self.processes):
+            try:
+                batch = self.queue.get(timeout=0.2)
+            except queue_module.Empty:
+                if not any(process.is_alive() for process in self.processes):
+                    return
+                continue
+            if batch is None:
+                done += 1
+            else:
+                yield from batch
+
+    def __exit__(self, *exc_info: object) -> None:
+        for process in self.processes:
+            process.join(timeout=1.0)
+            if process.is_alive():
+                process.terminate()
+
+
+def _read_file(
+    path: Path,
+    group: int,
+    explicit: bool,
+    max_file_bytes: int,
+    skipped: list[Skipped] | None,
+    header_only: bool,
 ) -> _FileLoad:
     source = str(path)
     load = _FileLoad(path, group, explicit, _mtime(path))
-    result = read_json_file(path, max_file_bytes=max_file_bytes)
+    result = read_json_file(
+        path, max_file_bytes=max_file_bytes, check_nesting=_walk_for_depth if header_only else True
+    )
     if result.problem is not None:
         load.errors.append(LoadError(source, result.problem.error, result.problem.where))
     if not result.documents:
@@ -506,8 +655,11 @@ class _Streamer:
         skipped: list[Skipped] | None,
         max_file_bytes: int,
         progress: Callable[[int, int], None] | None,
+        contexts: bool = True,
     ) -> None:
         self.plan = plan
+        self.contexts = contexts
+        self._after_counts: dict[str, int | None] = {}
         self.missing = missing
         self.groups = groups
         self.counters = counters
@@ -536,9 +688,51 @@ class _Streamer:
         if self.progress is not None:
             self.progress(self.done, len(self.plan))
 
+    def _read_headers(self) -> None:
+        """Header-level load: read every file once, on every CPU core when it pays.
+
+        Files named like dumps are shared out in chunks between this process and forked
+        helpers (one per other core), each taking the next chunk when done with one (so a
+        core slowed by other work takes fewer); a dump's result is small once its message
+        lists are dropped. The other files (debug logs, whose records are needed here) are
+        read in this process first. Whatever a helper did not deliver (it died) is read
+        here. Results are kept in plan order.
+        """
+        jobs = [(file, group, explicit, self.max_file_bytes) for group, file, explicit in self.plan]
+        shared = [job for job in jobs if DUMP_NAME_RE.match(job[0].name)]
+        helpers = min(os.cpu_count() or 1, 4) - 1
+        if not (
+            helpers > 0
+            and len(shared) >= POOL_MIN_FILES
+            and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1
+        ):
+            shared = []
+        found: dict[Path, _FileLoad] = {}
+        with _ChunkSharing(shared, helpers) as sharing:
+            in_shared = {job[0] for job in shared}
+            for job in jobs:
+                if job[0] not in in_shared:
+                    self._took(found, _header_job(job))
+            for load in sharing.results():
+                self._took(found, load)
+        for job in shared:
+            if job[0] not in found:
+                self._took(found, _header_job(job))
+        self.loads.update((file, found[file]) for _, file, _ in self.plan)
+
+    def _took(self, found: dict[Path, _FileLoad], load: _FileLoad) -> None:
+        found[load.path] = load
+        self._after_counts.update(load.after_counts)
+        if self.skipped is not None:
+            self.skipped.extend(load.skips)
+        self._tick()
+
     def run(self) -> Iterator[LoadResult]:
         """The whole load, streamed."""
-        for group, file, explicit in self.plan:
+        if not self.contexts:
+            self._read_headers()
+        for group, file, explicit in self.plan if self.contexts else ():
             kind, head = _peek(file)
             if kind == "dump" and not explicit:
                 self.heads[file] = _dump_header(file, head)
@@ -549,12 +743,13 @@ class _Streamer:
                 )
                 self._tick()
         parsed = [d for load in self.loads.values() for d in load.dumps]
-        for dump in parsed:
+        for dump in parsed if self.contexts else ():
             self._kept_ids[dump.id] = kept_message_ids(dump)
         self.refs = list(self.heads.values()) + [d.ref for d in parsed]
         records = [r for load in self.loads.values() for r in load.records]
         self.runs, self.by_dump = link_runs(group_runs(records), self.refs)
-        self.timelines = session_timelines(self.runs, self.refs)
+        # header-level artifacts are read for what they recorded: no session timelines
+        self.timelines = session_timelines(self.runs, self.refs) if self.contexts else {}
         self._attach_debug_artifacts()
         for group in range(self.groups):
             for missing_group, missing_error in self.missing:
@@ -667,6 +862,10 @@ class _Streamer:
     def _dump_result(self, dump: DumpFile, path: Path) -> LoadResult:
         """The dump's artifact, linked to its run, or the error that stops its rebuild."""
         run = self.by_dump.get(dump.id)
+        if not self.contexts:
+            return dump_header_artifact(
+                dump, run, self._timeline(dump.ref.session_id), self._after_counts.get(dump.id)
+            )
         try:
             return dump_artifact(
                 dump,

@@ -1,0 +1,184 @@
+"""Parse one big JSON document from a file without holding its whole text in memory.
+
+`json.loads(path.read_bytes())` needs the file's bytes, then the whole text as one `str`
+(4 bytes per character as soon as one non-BMP character is in it, 2 for Chinese), then
+the parsed objects: about 4x the file at its peak. `load_streaming` reads the file
+through an incremental UTF-8 decoder, walks the top `depth` levels of containers member
+by member and decodes everything below them with `json.JSONDecoder.raw_decode` from a
+small text window, so only the parsed objects and a window of a few hundred KB exist.
+
+It returns exactly what `json.loads` returns for a valid document (same values, same key
+order, the last of duplicate keys) or raises `StreamFallback` for *anything* else
+(malformed or truncated JSON, NaN/Infinity, bytes that are not UTF-8, deep nesting, extra
+data such as JSON Lines). It never builds an error message itself: the caller
+(`jsonio.read_json_file`) then reads the file the ordinary way, which gives the usual
+error with its line, column and byte offset (or parses it as JSON Lines). Must not import
+Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from pathlib import Path
+from typing import Any, BinaryIO
+
+#: Bytes read per refill of the text window.
+CHUNK_BYTES = 256 * 1024
+#: How many container levels are walked member by member (dump -> request -> messages).
+WALK_DEPTH = 3
+_WHITESPACE = " \t\n\r"  # JSON's whitespace, nothing more
+
+
+class StreamFallback(Exception):  # noqa: N818 - a signal, not an error shown to anyone
+    """The streaming reader gives up; read the file whole to get the ordinary result."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise StreamFallback(f"{name} is not valid JSON")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (math.inf, -math.inf):
+        raise StreamFallback("a number overflows to infinity")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _cut_number(text: str, end: int) -> bool:
+    """True when a number decoded up to `end` may be the head of a longer one split at the
+    window's end: only an unfinished fraction or exponent (".", "e", "e+") follows it."""
+    rest = text[end:]
+    return len(rest) <= 2 and all(c in ".eE+-" for c in rest)
+
+
+class _Window:
+    """A text window over a binary file, refilled on demand."""
+
+    def __init__(self, handle: BinaryIO, chunk_bytes: int) -> None:
+        self.handle = handle
+        self.chunk_bytes = chunk_bytes
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.text = ""
+        self.pos = 0
+        self.eof = False
+        self.json = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+    def refill(self, at_least: int = 0) -> bool:
+        """Append at least `at_least` (and one chunk of) more bytes; False at the end."""
+        if self.eof:
+            return False
+        chunk = self.handle.read(max(at_least, self.chunk_bytes))
+        if not chunk:
+            self.eof = True
+        try:
+            decoded = self.decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as error:
+            raise StreamFallback("not UTF-8") from error
+        self.text = self.text[self.pos :] + decoded
+        self.pos = 0
+        return True
+
+    def peek(self) -> str:
+        """The next non-whitespace character ('' at the end of the file)."""
+        while True:
+            text, pos = self.text, self.pos
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            self.pos = pos
+            if pos < len(text):
+                return text[pos]
+            if not self.refill():
+                return ""
+
+    def take(self, expected: str) -> None:
+        """Consume one structural character (after whitespace) or give up."""
+        if self.peek() != expected:
+            raise StreamFallback(f"expected {expected!r}")
+        self.pos += 1
+
+    def value(self) -> Any:
+        """Decode one complete JSON value at the current position, reading more as needed."""
+        self.peek()
+        while True:
+            try:
+                value, end = self.json.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError:
+                # Incomplete (or bad) value: read as much again as is buffered, so a value
+                # of size S costs O(S) re-parsing in total, not O(S^2 / chunk).
+                if not self.refill(len(self.text) - self.pos):
+                    raise StreamFallback("not valid JSON") from None
+                continue
+            except RecursionError:
+                raise StreamFallback("nested too deeply") from None
+            if not self.eof and (
+                end == len(self.text) or (_is_number(value) and _cut_number(self.text, end))
+            ):
+                # a number may go on in the next chunk ("12" + "34", "0." + "5", "1e" + "9"):
+                # decode it again with more text
+                self.refill()
+                continue
+            self.pos = end
+            return value
+
+
+def _walk(window: _Window, depth: int) -> Any:
+    opener = window.peek()
+    if depth <= 0 or opener not in ("{", "["):
+        return window.value()
+    window.pos += 1
+    if opener == "{":
+        obj: dict[str, Any] = {}
+        if window.peek() == "}":
+            window.pos += 1
+            return obj
+        while True:
+            if window.peek() != '"':
+                raise StreamFallback("expected a key")
+            key = window.value()
+            window.take(":")
+            obj[key] = _walk(window, depth - 1)
+            following = window.peek()
+            window.pos += 1
+            if following == "}":
+                return obj
+            if following != ",":
+                raise StreamFallback("expected ',' or '}'")
+    items: list[Any] = []
+    if window.peek() == "]":
+        window.pos += 1
+        return items
+    while True:
+        items.append(_walk(window, depth - 1))
+        following = window.peek()
+        window.pos += 1
+        if following == "]":
+            return items
+        if following != ",":
+            raise StreamFallback("expected ',' or ']'")
+
+
+def load_streaming(path: Path, depth: int = WALK_DEPTH, chunk_bytes: int = CHUNK_BYTES) -> Any:
+    """The value `json.loads(path.read_bytes())` gives, with far less peak memory.
+
+    Raises `StreamFallback` for any input `json.loads` would refuse (and for input it
+    accepts only as non-standard JSON: NaN, Infinity), and `OSError` when the file cannot
+    be read. Nesting deeper than the C parser's recursion limit also falls back; the
+    caller checks depth and infinite numbers on the value as for any parsed document.
+    """
+    with path.open("rb") as handle:
+        window = _Window(handle, max(chunk_bytes, 1))
+        try:
+            value = _walk(window, depth)
+        except RecursionError:
+            raise StreamFallback("nested too deeply") from None
+        except ValueError as error:  # a parse hook's own ValueError, never expected
+            raise StreamFallback(str(error)) from None
+        if window.peek() != "":
+            raise StreamFallback("extra data after the JSON document")
+        return value
