@@ -6,6 +6,7 @@ and the loader together and offers palette commands (screens turn worker errors 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -50,6 +51,13 @@ class InspectorApp(App[int]):
         self.theme = "textual-dark"
         self.push_screen(BrowserScreen(self.sources, self.overrides, self.counters, self.loader))
 
+    def on_unmount(self) -> None:
+        """Write the token cache and close it."""
+        for counter in self.counters.values():
+            store = counter.store
+            if store is not None and hasattr(store, "close"):
+                store.close()
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The built-in commands, then every key binding valid on this screen."""
         yield from super().get_system_commands(screen)
@@ -76,11 +84,11 @@ def create_app(
 ) -> InspectorApp:
     """Build the app: sources to open, tuning overrides, and injectable counters and loader."""
     if counters is None:
-        from inspector.encoding import make_counters
+        from inspector.sources.cache import TokenCache, cached_counters
 
-        counters = make_counters()
+        counters = cached_counters(TokenCache())  # cl100k counts persist between runs
     if loader is None:
         from inspector.sources.loader import load_paths
 
-        loader = load_paths
+        loader = functools.partial(load_paths, counters=counters)
     return InspectorApp(sources, dict(overrides or {}), counters, loader)

@@ -178,6 +178,9 @@ class BrowserScreen(InspectorScreen[None]):
                 batch, last_post = [], now
         if batch:
             self.post_message(self.RowsLoaded(batch, seen))
+        store = self.counters["tiktoken_cl100k"].store
+        if store is not None and hasattr(store, "flush"):
+            store.flush()
         self.post_message(self.LoadFinished(seen, time.monotonic() - started))
 
     def _row_for(self, key: int, item: LoadResult) -> BrowserRow:
