@@ -587,10 +587,47 @@ async def test_slow_load_shows_rows_early_and_keeps_input(
             await asyncio.sleep(0.05)
             if browser.rows:
                 break
-        assert browser.rows and browser.loading  # first rows on screen before the load ends
+        assert browser.rows and browser.reading  # first rows on screen before the load ends
+        assert not browser.loading, "Textual's loading indicator must not cover the screen"
         assert browser.query_one("#load-line").display
         await pilot.press("o")  # input is handled while loading
         assert browser.outcome_filter == "compressed"
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert not browser.loading and not browser.query_one("#load-line").display
+        assert not browser.reading and not browser.query_one("#load-line").display
+
+
+async def test_files_listed_by_name_before_the_load_reaches_them(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    import asyncio
+    import threading
+
+    from inspector.sources.loader import load_paths
+
+    release = threading.Event()
+
+    def blocked_loader(paths: Any) -> Any:
+        release.wait(timeout=20)
+        yield from load_paths(paths)
+
+    app = create_app([str(folder)], counters=counters, loader=blocked_loader)
+    async with app.run_test(size=(120, 30)) as pilot:
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if browser.pending:
+                break
+        await pilot.pause()
+        assert browser.pending and not browser.rows, "placeholder rows come before any parsed row"
+        placeholders = [row for row in browser.shown if row.outcome_kind == "pending"]
+        assert {row.title for row in placeholders} >= {str(folder / "e_input.json"), str(folder / "truncated.json")}
+        await pilot.press("enter")  # opening a placeholder only says it is still being read
+        assert isinstance(app.screen, BrowserScreen)
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not browser.pending
+        assert all(row.outcome_kind != "pending" for row in browser.shown)
+        assert any(row.error is not None for row in browser.shown) and browser.artifacts()

@@ -16,6 +16,7 @@ from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning, apply_overrides
+from inspector.sources.entries import EntryRow
 
 OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
 
@@ -41,6 +42,15 @@ class BrowserRow:
     reduction: float | None = None
     retries: int | None = None
     title: str = ""
+
+    @property
+    def source(self) -> str:
+        """The file this row came from."""
+        if self.artifact is not None:
+            return self.artifact.source
+        if self.error is not None:
+            return self.error.source
+        return self.title
 
     @property
     def search_text(self) -> str:
@@ -179,3 +189,19 @@ def _outcome(artifact: Artifact, evaluation: Evaluation | None) -> tuple[str, st
     if evaluation.hit:
         return "would compress", "compressed"
     return f"no: {evaluation.reason}", "not compressed"
+
+
+def pending_row(key: int, entry: EntryRow) -> BrowserRow:
+    """A placeholder row for a file listed by name that the load has not reached yet."""
+    return BrowserRow(
+        key=key,
+        artifact=None,
+        error=None,
+        time=_format_time(entry.timestamp),
+        timestamp=entry.timestamp,
+        processor=entry.processor or "",
+        session=entry.session_id or entry.session or "",
+        outcome="reading…",
+        outcome_kind="pending",
+        title=str(entry.path),
+    )

@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.tokens import TokenCounter
-from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row
+from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
 from inspector.tui.screens.base import InspectorScreen
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
@@ -99,6 +99,13 @@ class BrowserScreen(InspectorScreen[None]):
             self.rows = list(rows)
             self.seen = seen
 
+    class EntriesListed(TextualMessage):
+        """The files about to be read, listed by name before any is parsed."""
+
+        def __init__(self, rows: Sequence[BrowserRow]) -> None:
+            super().__init__()
+            self.rows = list(rows)
+
     class LoadFinished(TextualMessage):
         """The loading worker read every source."""
 
@@ -126,7 +133,13 @@ class BrowserScreen(InspectorScreen[None]):
         self.outcome_filter: str | None = None
         self.sort_column = "time"
         self.sort_reverse = False
-        self.loading = False
+        #: True while the sources are being read (not Textual's `loading`, which would cover
+        #: the whole screen with a loading indicator).
+        self.reading = False
+        #: Placeholder rows by source path, shown until the load reaches their file.
+        self.pending: dict[str, BrowserRow] = {}
+        #: Row key -> position in `shown`, to update a placeholder's cells in place.
+        self._row_index: dict[int, int] = {}
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -151,13 +164,33 @@ class BrowserScreen(InspectorScreen[None]):
     # --- loading -------------------------------------------------------------------------
 
     def start_loading(self) -> None:
-        """(Re)load every source in the background."""
+        """(Re)load every source in the background; list the files by name first."""
         self.rows.clear()
-        self.loading = True
+        self.pending.clear()
+        self.reading = True
+        self.list_files()
         self.query_one("#load-line").display = True
         self.query_one("#load-status", Static).update(f"reading {', '.join(self.sources)} …")
         self._refresh_table()
         self.load_sources()
+
+    @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
+    def list_files(self) -> None:
+        """List the files by name and cheap header fields so rows show before anything is parsed."""
+        from inspector.sources.entries import list_entries
+
+        entries = list_entries(self.sources)
+        self.post_message(
+            self.EntriesListed([pending_row(-1 - i, e) for i, e in enumerate(entries)])
+        )
+
+    def on_browser_screen_entries_listed(self, message: EntriesListed) -> None:
+        """Show placeholder rows for files the load has not reached yet."""
+        if not self.reading:
+            return
+        loaded = {row.source for row in self.rows}
+        self.pending = {row.title: row for row in message.rows if row.title not in loaded}
+        self._refresh_table()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_sources(self) -> None:
@@ -195,21 +228,43 @@ class BrowserScreen(InspectorScreen[None]):
     def on_browser_screen_rows_loaded(self, message: RowsLoaded) -> None:
         """Append the visible new rows (O(batch)); the full sort waits for the end of the load."""
         self.rows.extend(message.rows)
+        new_rows = self._adopt_pending(message.rows) if self.pending else message.rows
         self.query_one("#load-status", Static).update(
             f"read {message.seen} items … (sorted when done)", layout=False
         )
         table = self.query_one("#table", DataTable)
-        for row in message.rows:
+        for row in new_rows:
             if self._visible(row):
+                self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
                 table.add_row(*self._cells(row), key=str(row.key))
         self.query_one("#filters", Static).update(
             self._filters_text(str(len(self.shown))), layout=False
         )
 
+    def _adopt_pending(self, rows: Sequence[BrowserRow]) -> list[BrowserRow]:
+        """Show the first real row of each file in its placeholder's place; return the rest.
+
+        Cells are updated in place: removing rows one by one from a large table is quadratic.
+        """
+        table = self.query_one("#table", DataTable)
+        rest: list[BrowserRow] = []
+        for row in rows:
+            placeholder = self.pending.pop(row.source, None)
+            index = self._row_index.pop(placeholder.key, None) if placeholder else None
+            if placeholder is None or index is None:
+                rest.append(row)
+                continue
+            self.shown[index] = row
+            self._row_index[row.key] = index
+            for (column, _), cell in zip(COLUMNS, self._cells(row), strict=True):
+                table.update_cell(str(placeholder.key), column, cell)
+        return rest
+
     def on_browser_screen_load_finished(self, message: LoadFinished) -> None:
         """Hide the progress line and say what was found."""
-        self.loading = False
+        self.reading = False
+        self.pending.clear()
         self._refresh_table()
         errors = sum(1 for row in self.rows if row.error is not None)
         contexts = len(self.rows) - errors
@@ -235,9 +290,10 @@ class BrowserScreen(InspectorScreen[None]):
         current_key = (
             self.shown[table.cursor_row].key if 0 <= table.cursor_row < len(self.shown) else None
         )
-        rows = [row for row in self.rows if self._visible(row)]
+        rows = [row for row in [*self.rows, *self.pending.values()] if self._visible(row)]
         rows.sort(key=lambda row: _sort_value(row, self.sort_column), reverse=self.sort_reverse)
         self.shown = rows
+        self._row_index = {row.key: index for index, row in enumerate(rows)}
         table.clear()
         for row in rows:
             table.add_row(*self._cells(row), key=str(row.key))
@@ -246,9 +302,8 @@ class BrowserScreen(InspectorScreen[None]):
                 if row.key == current_key:
                     table.move_cursor(row=index, animate=False)
                     break
-        shown = (
-            f"{len(rows)} of {len(self.rows)}" if len(rows) != len(self.rows) else f"{len(rows)}"
-        )
+        total = len(self.rows) + len(self.pending)
+        shown = f"{len(rows)} of {total}" if len(rows) != total else f"{len(rows)}"
         self.query_one("#filters", Static).update(self._filters_text(shown))
 
     def _cells(self, row: BrowserRow) -> list[Any]:
@@ -321,6 +376,9 @@ class BrowserScreen(InspectorScreen[None]):
         """Open the selected artifact in the context view (an error row shows its reason)."""
         row = self.selected_row()
         if row is None:
+            return
+        if row.outcome_kind == "pending":
+            self.notify(f"{row.title} is still being read", title="loading")
             return
         if row.error is not None:
             where = f" at {row.error.where}" if row.error.where else ""
