@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
+from inspector.cli.hybrid_support import sweep_hybrid_cli
 from inspector.cli.run_support import ReportRun
 from inspector.core.errors import ConfigError
 from inspector.core.whatif import SWEEP_PARAMS, SweepPoint, flip_points, sweep
@@ -72,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     report.warn_inexact()
     console = Console(highlight=False)
     for artifact in report.artifacts():
+        if sweep_hybrid_cli(args, report, artifact, values, console):  # --processor hybrid
+            continue
         evaluated = report.evaluate(artifact)
         if evaluated.engine is None or evaluated.tuning is None:
             continue

@@ -7,6 +7,7 @@ import argparse
 from rich.console import Console
 
 from inspector.cli.common import add_tuning_arguments, print_json_line
+from inspector.cli.hybrid_support import why_hybrid
 from inspector.cli.run_support import ReportRun
 from inspector.core.diagnosis import why_json
 from inspector.core.whatif import smallest_flips
@@ -27,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     report.warn_inexact()
     console = Console(highlight=False)
     for artifact in report.artifacts():
+        if why_hybrid(report, artifact, console):  # --processor hybrid: the HybridCompressor replay
+            continue
         evaluated = report.evaluate(artifact)
         if report.json:
             print_json_line(why_json(artifact, evaluated.diagnosis))

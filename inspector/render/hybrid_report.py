@@ -1,0 +1,178 @@
+"""Rich renderables of a HybridCompressor replay: water levels, per-message outcomes, findings, sweeps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from inspector.core.hybrid import HybridResult, MessageOutcome
+from inspector.render.styles import STATUS_MARKS
+
+#: Outcome -> style; outcomes reuse the region colours (kept like the tail, cut/folded like "to compress").
+OUTCOME_STYLES: dict[str, str] = {
+    "kept": "green",
+    "truncated": "yellow",
+    "folded": "magenta",
+    "summarized": "bold magenta",
+}
+_REASON_TEXT: dict[str, str] = {
+    "below_threshold": "below the threshold: only level 1 (always on) applies",
+    "compressed_at_level_1": "level 1 brought it under the threshold",
+    "compressed_at_level_2": "level 2 brought it under the threshold",
+    "compressed_at_level_3": "level 3 brought it under the threshold",
+    "still_above_threshold": "still above the threshold after the last level",
+}
+
+
+def verdict_text(result: HybridResult) -> Text:
+    """One line: where the pipeline stopped and why."""
+    style = "bold red" if result.reason == "still_above_threshold" else "bold green"
+    return Text.assemble(
+        ("HybridCompressor", "bold"),
+        "  stopped at level ",
+        (str(result.stopped_at), style),
+        "  reason ",
+        (result.reason, "bold"),
+        f"  ({_REASON_TEXT[result.reason]})",
+    )
+
+
+def water_level_table(result: HybridResult) -> Table:
+    """The estimate after each stage, against the threshold."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("", width=1)
+    table.add_column("stage")
+    table.add_column("estimated", justify="right")
+    table.add_column("vs threshold")
+    for check in result.checks():
+        if check.key in ("hybrid_estimator", "hybrid_alignment"):
+            continue
+        mark, style = STATUS_MARKS[check.status]
+        estimated = check.numbers.get("estimated_tokens")
+        relation = (
+            ""
+            if check.status == "skip"
+            else ("above " if check.status == "fail" else "under ") + f"{result.threshold:,}"
+        )
+        table.add_row(
+            Text(mark, style=style),
+            Text(check.title, style="dim" if check.status == "skip" else ""),
+            f"{estimated:,}" if isinstance(estimated, int) else "—",
+            relation,
+        )
+    return table
+
+
+def _group_rows(outcomes: tuple[MessageOutcome, ...]) -> list[tuple[int, int, MessageOutcome]]:
+    """Runs of consecutive messages with the same outcome and protection; cut outputs stand alone."""
+    rows: list[tuple[int, int, MessageOutcome]] = []
+    for outcome in outcomes:
+        if rows:
+            start, end, first = rows[-1]
+            if (
+                not outcome.truncation.cut
+                and not first.truncation.cut
+                and first.outcome == outcome.outcome
+                and first.protected_by == outcome.protected_by
+                and end == outcome.index
+            ):
+                rows[-1] = (start, end + 1, first)
+                continue
+        rows.append((outcome.index, outcome.index + 1, outcome))
+    return rows
+
+
+def outcome_table(result: HybridResult, limit: int = 60) -> Table:
+    """Per message (runs grouped): what level 1 cut (branch, characters), what level 2/3 folded, what stayed."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("messages")
+    table.add_column("outcome")
+    table.add_column("level 1")
+    table.add_column("protected by")
+    rows = _group_rows(result.outcomes)
+    for start, end, first in rows[:limit]:
+        where = f"#{start}" if end - start == 1 else f"#{start}..#{end - 1} ({end - start})"
+        if end - start == 1:
+            where += f" {first.role}"
+        cut = (
+            f"{first.truncation.branch}: -{first.truncation.chars_removed:,} chars"
+            if first.truncation.cut
+            else ""
+        )
+        table.add_row(
+            where,
+            Text(first.outcome, style=OUTCOME_STYLES[first.outcome]),
+            cut,
+            (first.protected_by or "").replace("_", " "),
+        )
+    if len(rows) > limit:
+        table.add_row(f"… {len(rows) - limit} more rows", "", "", "")
+    return table
+
+
+def findings_text(result: HybridResult) -> Text:
+    """The findings, one paragraph each."""
+    text = Text()
+    for finding in result.findings:
+        mark, style = STATUS_MARKS["warning" if finding.severity == "warning" else "info"]
+        text.append(f"{mark} ", style=style)
+        text.append(finding.key, style="bold")
+        text.append(f": {finding.sentence}\n")
+    return text
+
+
+def hybrid_report(result: HybridResult, title: str | None = None) -> RenderableType:
+    """The whole replay: verdict, water levels, outcomes, findings."""
+    parts: list[RenderableType] = []
+    if title:
+        parts.append(Text(title, style="bold underline"))
+    parts.append(verdict_text(result))
+    parts.append(water_level_table(result))
+    parts.append(Text(""))
+    parts.append(outcome_table(result))
+    if result.findings:
+        parts.append(Text(""))
+        parts.append(findings_text(result))
+    return Group(*parts)
+
+
+def hybrid_sweep_table(
+    ident: str,
+    param: str,
+    points: Sequence[tuple[Any, HybridResult]],
+    flips: set[int],
+    current: Any,
+) -> Table:
+    """A hybrid sweep: per value, the water level as loaded and after, where it stops; flips marked ⇅."""
+    table = Table(
+        title=f"hybrid sweep of {param}",
+        caption=ident,
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("value", justify="right", no_wrap=True, min_width=8)
+    for name in ("estimate", "threshold", "after"):
+        table.add_column(name, justify="right", no_wrap=True, min_width=9)
+    table.add_column("stops at", justify="right", no_wrap=True)
+    table.add_column("LLM calls", justify="right", no_wrap=True)
+    table.add_column("reason", no_wrap=True)
+    for index, (value, result) in enumerate(points):
+        label = ("⇅ " if index in flips else "") + f"{value}" + (" ◀" if value == current else "")
+        style = "red" if result.reason == "still_above_threshold" else "green"
+        table.add_row(
+            label,
+            f"{result.estimate_before:,}",
+            f"{result.threshold:,}",
+            f"{result.estimate_after:,}",
+            f"level {result.stopped_at}",
+            str(result.llm_calls),
+            Text(result.reason, style=style),
+        )
+    return table
