@@ -4,6 +4,11 @@ The screen owns the state (artifact, engine, recorded and current tuning, evalua
 diagnosis, flips); widgets get attributes and post past-fact messages back. A tuning change
 re-splits synchronously from cached prefix sums (one frame); the diagnosis, the flips and
 pricing in a not-yet-counted token mode run in thread workers.
+
+With the HybridCompressor processor the screen replays that pipeline instead of openJiuwen's
+engine: one `HybridContext` per token mode is prepared in a worker (the first decision warms
+its caches), then every tuning change is one cached `decide` (milliseconds). Rows then show
+each message's outcome (kept / cut by level 1 / folded / summarised) instead of regions.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
 
 from inspector.core.diagnosis import Diagnosis, diagnose
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
+from inspector.core.errors import InspectorError
+from inspector.core.hybrid import HybridContext, HybridResult
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, region_reason, results_by_call, tool_links
 from inspector.core.tokens import TokenCounter
@@ -29,6 +37,21 @@ from inspector.core.tuning import Tuning
 from inspector.core.whatif import Flip, smallest_flips
 from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, bar_parts
+from inspector.render.hybrid_report import (
+    findings_text,
+    hybrid_report,
+    verdict_text,
+    water_level_table,
+)
+from inspector.render.hybrid_view import (
+    HYBRID_BAR_LABELS,
+    hybrid_bar_parts,
+    hybrid_checks_table,
+    hybrid_summary_line,
+    hybrid_verdict_word,
+    outcome_label,
+    outcome_sentence,
+)
 from inspector.render.message_detail import message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
@@ -49,6 +72,7 @@ from inspector.render.verdict import (
 from inspector.render.why_report import checks_table, findings_table, why_report
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.hybrid_sweep import hybrid_config
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
@@ -58,6 +82,10 @@ from inspector.tui.widgets.why_panel import WhyPanel, why_body
 
 #: Seconds a tuning must stay unchanged before the diagnosis and flips are recomputed.
 DIAGNOSE_DELAY = 0.05
+#: What the why panel's flips section says for the hybrid pipeline.
+HYBRID_FLIPS_NOTE = (
+    "not available for hybrid: the sweep (s) shows where the pipeline stops for each value"
+)
 
 
 class ContextScreen(TuningActions, InspectorScreen[None]):
@@ -105,6 +133,12 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             "toggle_compare",
             "Compare",
             tooltip="Recorded and tuned bars and values side by side",
+        ),
+        Binding(
+            "C",
+            "compare_strategies",
+            "Strategies",
+            tooltip="This context under openJiuwen's compressors and hybrid, side by side",
         ),
         Binding("r", "reset_tuning", "Reset", tooltip="Tuning back to the recorded values"),
         Binding(
@@ -213,6 +247,14 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self.diagnosis = diagnosis
             self.flips = flips
 
+    class HybridPrepared(TextualMessage):
+        """The hybrid pipeline's context for token `mode` is prepared (caches warm)."""
+
+        def __init__(self, mode: str, context: HybridContext) -> None:
+            super().__init__()
+            self.mode = mode
+            self.context = context
+
     def __init__(self, row: BrowserRow, counters: dict[str, TokenCounter]) -> None:
         super().__init__()
         assert row.artifact is not None
@@ -246,6 +288,9 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self._side_keys: dict[str, object] = {}
         self._diagnose_timer: Timer | None = None
         self._footer_has_flips = False
+        #: HybridCompressor state: one prepared context per token mode, the current decision.
+        self.hybrid_contexts: dict[str, HybridContext] = {}
+        self.hybrid: HybridResult | None = None
 
     # --- layout ------------------------------------------------------------------------
 
@@ -338,12 +383,19 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self.price_mode(tuning.token_mode)
             return
         priced = self.engine.priced(tuning.token_mode)
-        self.evaluation = priced.evaluate(tuning)
         if self.recorded_evaluation is None and self.recorded_tuning is not None:
             if self.recorded_tuning.token_mode in self.priced_modes:
                 self.recorded_evaluation = self.engine.evaluate(self.recorded_tuning)
             else:
                 self.price_mode(self.recorded_tuning.token_mode)
+        if tuning.processor == "hybrid":
+            self._apply_hybrid(tuning)
+            return
+        if self.hybrid is not None:
+            self.hybrid = None
+            self.query_one(MessageList).set_outcomes(None)
+            self.refresh_bindings()
+        self.evaluation = priced.evaluate(tuning)
         self.diagnosis = None
         self.flips = None
         self._redraw()
@@ -352,8 +404,61 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self._diagnose_timer.stop()
         self._diagnose_timer = self.set_timer(DIAGNOSE_DELAY, lambda: self.diagnose_current(tuning))
 
+    def _apply_hybrid(self, tuning: Tuning) -> None:
+        """Decide with the hybrid pipeline (preparing its context first, in a worker, if needed)."""
+        if self._diagnose_timer is not None:
+            self._diagnose_timer.stop()
+        if self.showing_after:
+            # The after-compression view shows openJiuwen's own result; hybrid replays the input.
+            self.action_toggle_after()
+        context = self.hybrid_contexts.get(tuning.token_mode)
+        if context is None:
+            self.query_one("#verdict", Static).update(
+                Text("preparing the HybridCompressor pipeline …", "dim")
+            )
+            self.prepare_hybrid(tuning)
+            return
+        try:
+            result = context.decide(hybrid_config(tuning))
+        except InspectorError as error:
+            self.notify(f"hybrid: {error}", severity="error")
+            return
+        if self.hybrid is None:
+            self.refresh_bindings()  # before/after and re-run do not apply to hybrid
+        self.hybrid = result
+        self.evaluation = None
+        self.diagnosis = None
+        self.flips = []
+        self._redraw()
+        if self._footer_has_flips:
+            self._footer_has_flips = False
+            self.refresh_bindings()
+
+    def _redraw_hybrid(self, result: HybridResult, priced: PricedContext) -> None:
+        """Push the hybrid decision down: row outcomes, verdict, bar, side panel."""
+        message_list = self.query_one(MessageList)
+        if self._shown_mode != priced.counter.mode:
+            message_list.set_tokens(priced.per_message_tokens)
+            self._shown_mode = priced.counter.mode
+        message_list.set_outcomes(result.outcome)
+        verdict = verdict_text(result)
+        verdict.append("\n")
+        verdict.append_text(hybrid_summary_line(result))
+        self.query_one("#verdict", Static).update(verdict, layout=False)
+        context = self.hybrid_contexts[priced.counter.mode]
+        _, after_level_1, fixed = context.estimates(result.config)
+        self.query_one(ContextBarPanel).show(
+            hybrid_bar_parts(result, after_level_1, fixed),
+            note="HybridCompressor: the context after the pipeline (chars/4 estimates)",
+            labels=HYBRID_BAR_LABELS,
+        )
+        self.refresh_side()
+
     def _redraw(self) -> None:
         """Push the current evaluation down to every widget."""
+        if self.hybrid is not None and self.priced is not None and not self.showing_after:
+            self._redraw_hybrid(self.hybrid, self.priced)
+            return
         evaluation, priced = self.evaluation, self.priced
         if evaluation is None or priced is None or self.tuning is None:
             return
@@ -430,7 +535,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
     def refresh_side(self, force: bool = False) -> None:
         """Redraw the visible tab if what it shows changed (hidden tabs wait until shown)."""
         tab = self.active_tab()
-        if tab is None or self.evaluation is None or self.tuning is None:
+        if tab is None or (self.evaluation is None and self.hybrid is None) or self.tuning is None:
             return
         if tab == "detail":
             self._show_detail(self.query_one(MessageList).cursor, force)
@@ -440,18 +545,57 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self._fill_tune(force)
 
     def _fill_tune(self, force: bool = False) -> None:
-        if self.recorded_tuning is None or self.tuning is None or self.evaluation is None:
+        if self.recorded_tuning is None or self.tuning is None:
             return
-        key = (self.tuning, self.recorded_evaluation is not None)
+        if self.evaluation is None and self.hybrid is None:
+            return
+        key = (self.tuning, self.recorded_evaluation is not None, id(self.hybrid))
         if not force and self._side_keys.get("tune") == key:
             return
         self._side_keys["tune"] = key
         verdicts = None
         if self.recorded_evaluation is not None:
-            verdicts = (verdict_word(self.recorded_evaluation), verdict_word(self.evaluation))
+            tuned = (
+                hybrid_verdict_word(self.hybrid)
+                if self.hybrid is not None
+                else verdict_word(self.evaluation)  # type: ignore[arg-type]
+            )
+            verdicts = (verdict_word(self.recorded_evaluation), tuned)
         self.query_one(TuningPanel).show(self.tuning, self.recorded_tuning, verdicts)
 
+    def _fill_why_hybrid(self, result: HybridResult, force: bool = False) -> None:
+        """The why panel for the hybrid pipeline: verdict, water levels, checks, findings."""
+        key = ("hybrid", self.tuning, id(result))
+        if not force and self._side_keys.get("why") == key:
+            return
+        self._side_keys["why"] = key
+        panel = self.query_one(WhyPanel)
+        panel.show_recorded(
+            recorded_vs_ours(self.artifact, None), timeline_renderable(self.artifact)
+        )
+        verdict = verdict_text(result)
+        verdict.append("\n")
+        verdict.append_text(hybrid_summary_line(result))
+        findings = findings_text(result) if result.findings else Text("none", "dim")
+        panel.show_report(
+            verdict,
+            why_body(
+                [
+                    Text("Water level after each level", "bold underline"),
+                    water_level_table(result),
+                    Text("Checks", "bold underline"),
+                    hybrid_checks_table(result),
+                    Text("Findings", "bold underline"),
+                    findings,
+                ]
+            ),
+        )
+        panel.show_flips([], unavailable=HYBRID_FLIPS_NOTE)
+
     def _fill_why(self, force: bool = False) -> None:
+        if self.hybrid is not None:
+            self._fill_why_hybrid(self.hybrid, force)
+            return
         evaluation, priced = self.evaluation, self.priced
         if evaluation is None or priced is None or self.tuning is None:
             return
@@ -499,11 +643,28 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         messages = self.current_messages()
         if not 0 <= index < len(messages):
             return
-        key = (index, self.tuning, self.showing_after)
+        key = (index, self.tuning, self.showing_after, id(self.hybrid))
         if not force and self._side_keys.get("detail") == key:
             return
         self._side_keys["detail"] = key
         message = messages[index]
+        if self.hybrid is not None and not self.showing_after:
+            priced = self.priced
+            outcome = self.hybrid.outcome(index)
+            detail = message_detail(
+                message,
+                index,
+                priced.per_message_tokens[index] if priced is not None else None,
+                "outside",
+                "",
+                self.links.get(index, ()),
+                region_label=outcome_label(outcome),
+                results_by_call=self.results,
+            )
+            self.query_one(MessageDetailPane).show(
+                Group(outcome_sentence(outcome, self.hybrid), detail)
+            )
+            return
         if self.showing_after:
             region = self.query_one(MessageList).region_of(index)
             detail = message_detail(
@@ -547,6 +708,27 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         if self.recorded_tuning is not None and self.recorded_tuning.token_mode == message.mode:
             self.recorded_evaluation = None
         if self.tuning is not None:
+            self.apply_tuning(self.tuning)
+
+    @work(thread=True, exclusive=True, group="hybrid", exit_on_error=False)
+    def prepare_hybrid(self, tuning: Tuning) -> None:
+        """Prepare the hybrid pipeline's context for `tuning`'s token mode and warm its caches."""
+        snapshot = self.artifact.snapshot
+        if snapshot is None:
+            return
+        context = HybridContext.from_snapshot(snapshot, self.counters[tuning.token_mode])
+        config = hybrid_config(tuning)
+        context.decide(config)
+        if get_current_worker().is_cancelled:
+            return
+        # Warm the rule-summary parts too, so the first tuning that needs level 2 stays fast.
+        context.rule_summary(config, range(len(snapshot.messages)))
+        self.post_message(self.HybridPrepared(tuning.token_mode, context))
+
+    def on_context_screen_hybrid_prepared(self, message: HybridPrepared) -> None:
+        """The pipeline is ready for a mode: decide the current tuning if it still wants hybrid."""
+        self.hybrid_contexts[message.mode] = message.context
+        if self.tuning is not None and self.tuning.processor == "hybrid":
             self.apply_tuning(self.tuning)
 
     @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
@@ -621,8 +803,12 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         """Offer only what applies to this artifact (palette and footer follow)."""
         if self.engine is None and action not in ("back", "show_tab", "copy_why", "help"):
             return False
+        hybrid = self.tuning is not None and self.tuning.processor == "hybrid"
         if action == "toggle_after":
-            return self.artifact.after is not None
+            # the after view is openJiuwen's own result; hybrid replays the context before
+            return self.artifact.after is not None and (not hybrid or None)
+        if action == "rerun" and hybrid:
+            return None  # the re-run calls openJiuwen's compaction; `inspector compare` runs hybrid's level 3
         if action in ("next_match", "previous_match"):
             return bool(self.matches) or None
         if action == "apply_flip":
@@ -637,6 +823,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             "reset_tuning",
             "sweep",
             "toggle_compare",
+            "compare_strategies",
         ):
             return self.tuning is not None
         return True
@@ -684,6 +871,11 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         message_list.move_to(target)
 
     def _boundaries(self) -> list[int]:
+        if self.hybrid is not None and not self.showing_after:
+            result = self.hybrid
+            marks = {result.recent_start, *result.folded[:1]}
+            marks |= {i for i, t in enumerate(result.rows.truncations) if t.cut}
+            return sorted(i for i in marks if 0 <= i < result.message_count)
         if self.evaluation is None or self.showing_after:
             return []
         span = self.evaluation.span
@@ -708,6 +900,12 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self._say_region(before[-1])
 
     def _say_region(self, index: int) -> None:
+        if self.hybrid is not None and not self.showing_after:
+            where = " (start of the recent window)" if index == self.hybrid.recent_start else ""
+            self.notify(
+                f"#{index}: {outcome_label(self.hybrid.outcome(index))}{where}", timeout=1.5
+            )
+            return
         if self.evaluation is not None:
             region = self.evaluation.span.region_of(index)
             self.notify(f"#{index}: start of the {REGION_LABELS[region]}", timeout=1.5)
@@ -737,12 +935,15 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self._redraw()
 
     def action_sweep(self) -> None:
-        """Open the sweep view for the current tuning."""
+        """Open the sweep view for the current tuning (the hybrid sweep for the hybrid pipeline)."""
         if (
             self.engine is None
             or self.tuning is None
             or self.tuning.token_mode not in self.priced_modes
         ):
+            return
+        if self.tuning.processor == "hybrid":
+            self._open_hybrid_sweep(self.tuning)
             return
         from inspector.tui.screens.sweep import SweepScreen
 
@@ -751,6 +952,30 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
                 self.apply_tuning(tuning)
 
         self.app.push_screen(SweepScreen(self.engine, self.tuning), chosen)
+
+    def _open_hybrid_sweep(self, tuning: Tuning) -> None:
+        """The hybrid sweep view, or a notice while the pipeline is still being prepared."""
+        context = self.hybrid_contexts.get(tuning.token_mode)
+        if context is None:
+            self.notify("the hybrid pipeline is still being prepared", severity="warning")
+            return
+        from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
+
+        def chosen(new: Tuning | None) -> None:
+            if new is not None:
+                self.set_tuning(
+                    **{k: getattr(new, k) for k in ("trigger_ratio", "keep_recent", "context_max")}
+                )
+
+        self.app.push_screen(HybridSweepScreen(context, tuning), chosen)
+
+    def action_compare_strategies(self) -> None:
+        """Open the strategies view: this context under each compressor, side by side."""
+        if self.artifact.snapshot is None or self.tuning is None:
+            return
+        from inspector.tui.screens.compare_screen import CompareScreen
+
+        self.app.push_screen(CompareScreen(self.artifact, self.tuning, self.counters))
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current tuning."""
@@ -775,6 +1000,10 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
 
     def why_text(self) -> str:
         """The why report of the current tuning as plain text."""
+        if self.hybrid is not None:
+            return render_to_text(
+                hybrid_report(self.hybrid, f"{self.artifact.source}: {self.artifact.id}")
+            )
         priced = self.priced
         diagnosis = self.diagnosis
         if (

@@ -61,7 +61,9 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
     """(title, bindings) for the app and each screen and widget with keys."""
     from inspector.tui.app import InspectorApp
     from inspector.tui.screens.browser import BrowserScreen
+    from inspector.tui.screens.compare_screen import CompareScreen
     from inspector.tui.screens.context import ContextScreen
+    from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
     from inspector.tui.screens.sweep import SweepScreen
     from inspector.tui.widgets.message_list import MessageList
 
@@ -84,6 +86,8 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
         ("Context view", context),
         ("Message list", list(MessageList.BINDINGS)),
         ("Sweep view", list(SweepScreen.BINDINGS)),
+        ("Hybrid sweep view", list(HybridSweepScreen.BINDINGS)),
+        ("Strategies view (C)", list(CompareScreen.BINDINGS)),
     ]
 
 

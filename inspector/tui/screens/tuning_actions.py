@@ -9,10 +9,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import ConfigError
+from inspector.core.hybrid_config import HybridConfig
 from inspector.core.tokens import TOKEN_MODES
 from inspector.core.tuning import DEFAULT_KEEP_RECENT, PROCESSOR_KINDS, Tuning
 from inspector.core.whatif import Flip
 from inspector.tui.widgets.tuning_panel import FIELD_LABELS, TuningPanel
+
+
+def default_keep(processor: str) -> int:
+    """Keep-recent on switching to `processor`: its default, for hybrid the spec's 5 turns.
+
+    (Tuning's hybrid default 0 means "the spec default" to `config_from_tuning`; starting
+    at 5 lets - and + step from the value actually used.)
+    """
+    if processor == "hybrid":
+        return HybridConfig().preserve_recent_turns
+    return DEFAULT_KEEP_RECENT[processor]  # type: ignore[index]
 
 
 class TuningActions:
@@ -42,7 +54,7 @@ class TuningActions:
                 self.recorded_tuning.keep_recent
                 if self.recorded_tuning is not None
                 and self.recorded_tuning.processor == message.value
-                else DEFAULT_KEEP_RECENT[message.value]
+                else default_keep(message.value)
             )
         self.set_tuning(**changes)
 
@@ -76,7 +88,9 @@ class TuningActions:
             return
         value = getattr(self.tuning, field)
         if field == "keep_recent":
-            self.set_tuning(keep_recent=max(int(value + delta), 0))
+            # hybrid: 0 turns would mean "the spec default 5" (config_from_tuning), so stop at 1
+            fewest = 1 if self.tuning.processor == "hybrid" else 0
+            self.set_tuning(keep_recent=max(int(value + delta), fewest))
             return
         low = 0.01 if field == "trigger_ratio" else 0.0
         new = round(min(max(value + delta, low), 0.99), 3)
@@ -93,7 +107,7 @@ class TuningActions:
             return
         kinds = list(PROCESSOR_KINDS)
         processor = kinds[(kinds.index(self.tuning.processor) + 1) % len(kinds)]
-        keep = DEFAULT_KEEP_RECENT[processor]
+        keep = default_keep(processor)
         if self.recorded_tuning is not None and self.recorded_tuning.processor == processor:
             keep = self.recorded_tuning.keep_recent
         self.set_tuning(processor=processor, keep_recent=keep)

@@ -7,7 +7,7 @@ up: `MessageList.Highlighted` when the cursor moves, `MessageList.Chosen` on Ent
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -21,7 +21,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.core.engine import Span
+from inspector.core.hybrid import MessageOutcome
 from inspector.core.messages import Message
+from inspector.render.hybrid_view import outcome_label, outcome_style
 from inspector.render.styles import REGION_STYLES
 
 ROLE_WIDTH = 9
@@ -29,6 +31,8 @@ TOKENS_WIDTH = 7
 LINK_WIDTH = 6
 #: Cells before the preview: region mark, index, role, tokens, link, changed mark.
 FIXED_WIDTH = 1 + 6 + ROLE_WIDTH + TOKENS_WIDTH + 1 + LINK_WIDTH + 1
+#: Cells of the outcome column shown when a HybridCompressor decision colours the rows.
+OUTCOME_WIDTH = 21
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,7 @@ class MessageList(ScrollView, can_focus=True):
         self._changed: tuple[range, ...] = ()
         self._cache: dict[tuple[int, int, str, bool, bool, bool], Strip] = {}
         self._styles: dict[str, Style] = {}
+        self._outcome_of: Callable[[int], MessageOutcome] | None = None
 
     # --- attributes down ---------------------------------------------------------------
 
@@ -148,8 +153,29 @@ class MessageList(ScrollView, can_focus=True):
         """Colour rows by region; rows in the `changed` ranges are marked (region differs from recorded)."""
         self._span = span
         self._changed = tuple(changed)
+        self._outcome_of = None
         self._cache.clear()
         self.refresh()
+
+    def set_outcomes(self, outcome_of: Callable[[int], MessageOutcome] | None) -> None:
+        """Colour and label rows by a HybridCompressor decision instead of regions (None: regions)."""
+        self._outcome_of = outcome_of
+        if outcome_of is not None:
+            self._span = None
+            self._changed = ()
+        self._cache.clear()
+        self.refresh()
+
+    def outcome(self, index: int) -> MessageOutcome | None:
+        """The hybrid outcome of row `index` (None when rows show regions)."""
+        if self._outcome_of is None or not 0 <= index < len(self._messages):
+            return None
+        return self._outcome_of(index)
+
+    def row_label(self, index: int) -> str:
+        """The outcome column of row `index` ('' when rows show regions)."""
+        outcome = self.outcome(index)
+        return "" if outcome is None else outcome_label(outcome)
 
     def set_matches(self, matches: Collection[int]) -> None:
         """Highlight search matches."""
@@ -180,12 +206,17 @@ class MessageList(ScrollView, can_focus=True):
             if not self._messages and y == 0:
                 return Strip([Segment(" (no messages)", Style(dim=True))]).extend_cell_length(width)
             return Strip.blank(width, self.rich_style)
-        region = self.region_of(index)
+        outcome = self.outcome(index)
+        region = (
+            self.region_of(index)
+            if outcome is None
+            else f"hybrid:{outcome.outcome}:{outcome_label(outcome)}"
+        )
         is_cursor = index == self.cursor
         key = (index, width, region, is_cursor, index in self._matches, self.is_changed(index))
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._build_line(index, width, region, is_cursor)
+            strip = self._build_line(index, width, region, is_cursor, outcome)
             if len(self._cache) > 2000:
                 self._cache.clear()
             self._cache[key] = strip
@@ -197,6 +228,8 @@ class MessageList(ScrollView, can_focus=True):
         if style is None:
             if name.startswith("region:"):
                 style = Style.parse(REGION_STYLES.get(name.removeprefix("region:"), "dim"))
+            elif name.startswith("outcome:"):
+                style = Style.parse(name.removeprefix("outcome:"))
             elif name == "base":
                 style = self.rich_style
             else:
@@ -210,7 +243,14 @@ class MessageList(ScrollView, can_focus=True):
         self._styles.clear()
         self._cache.clear()
 
-    def _build_line(self, index: int, width: int, region: str, is_cursor: bool) -> Strip:
+    def _build_line(
+        self,
+        index: int,
+        width: int,
+        region: str,
+        is_cursor: bool,
+        outcome: MessageOutcome | None = None,
+    ) -> Strip:
         row = self._row(index)
         base = self._style("base")
         if index in self._matches:
@@ -220,7 +260,11 @@ class MessageList(ScrollView, can_focus=True):
             base = base + self._style("message-list--changed")
         if is_cursor:
             base = base + self._style("message-list--cursor")
-        region_style = self._style("region:" + region)
+        region_style = (
+            self._style("region:" + region)
+            if outcome is None
+            else self._style("outcome:" + outcome_style(outcome))
+        )
         index_style = self._style("message-list--index")
         tokens = "" if row.tokens is None else f"{row.tokens:,}"
         changed_mark = "•" if changed else " "
@@ -231,8 +275,13 @@ class MessageList(ScrollView, can_focus=True):
             Segment(f"{tokens:>{TOKENS_WIDTH}} ", base),
             Segment(f"{row.link:<{LINK_WIDTH}}", base + Style(color="cyan")),
             Segment(changed_mark, base + Style(color="yellow", bold=True)),
-            Segment(row.preview[: max(width - FIXED_WIDTH, 0)], base),
         ]
+        fixed = FIXED_WIDTH
+        if outcome is not None:
+            label = outcome_label(outcome)[: OUTCOME_WIDTH - 1]
+            segments.append(Segment(f"{label:<{OUTCOME_WIDTH}}", base + region_style))
+            fixed += OUTCOME_WIDTH
+        segments.append(Segment(row.preview[: max(width - fixed, 0)], base))
         return Strip(segments).crop_extend(0, width, base)
 
     def watch_cursor(self, old: int, new: int) -> None:

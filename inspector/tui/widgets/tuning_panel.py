@@ -38,6 +38,16 @@ FIELD_LABELS: dict[str, str] = {
 }
 
 
+#: Fields the HybridCompressor pipeline does not use (dimmed while it is the processor).
+HYBRID_UNUSED_FIELDS: tuple[str, ...] = ("min_target_ratio", "tool_boundary")
+#: What the panel says about the fields while hybrid is the processor.
+HYBRID_TUNING_NOTE = (
+    "hybrid: context_max is the budget (max_context_tokens), trigger the compression_threshold, "
+    "keep-recent the last N turns never folded (0: the spec default 5); min-target and the "
+    "tool boundary do not apply (the window never splits a tool-call pair)."
+)
+
+
 def show_value(name: str, value: Any) -> str:
     """A tuning value as shown in the panel."""
     if name == "processor":
@@ -79,6 +89,8 @@ class TuningPanel(VerticalScroll, can_focus=False):
     TuningPanel .tuning-row Select { width: 1fr; }
     TuningPanel .tuning-row.-changed Label { color: $warning; text-style: bold; }
     TuningPanel #tuning-hint { color: $error; height: auto; }
+    TuningPanel #tuning-note { color: $text-muted; height: auto; }
+    TuningPanel .tuning-row.-unused Label { color: $text-disabled; }
     TuningPanel #tuning-buttons { height: 1; margin: 1 0; }
     TuningPanel #tuning-buttons Button { margin-right: 2; }
     """
@@ -103,6 +115,8 @@ class TuningPanel(VerticalScroll, can_focus=False):
         self._shown: dict[str, Any] = {}
         self._problem = ""
         self._table_rows = -1
+        #: Whether the hybrid note is on screen.
+        self._hybrid_note = False
 
     def compose(self) -> ComposeResult:
         """One row per field, then buttons and the comparison table."""
@@ -132,6 +146,7 @@ class TuningPanel(VerticalScroll, can_focus=False):
                 [(m, m) for m in TOKEN_MODES], allow_blank=False, id="token_mode", compact=True
             )
         yield Static("", id="tuning-hint")
+        yield Static("", id="tuning-note")
         with Horizontal(id="tuning-buttons"):
             yield Button("Reset to recorded (r)", id="tuning-reset", compact=True)
             yield Button("Compare (c)", id="tuning-compare", compact=True)
@@ -159,6 +174,12 @@ class TuningPanel(VerticalScroll, can_focus=False):
             self.query_one(f"#row-{name}").set_class(
                 getattr(tuning, name) != getattr(recorded, name), "-changed"
             )
+        hybrid = tuning.processor == "hybrid"
+        for name in HYBRID_UNUSED_FIELDS:
+            self.query_one(f"#row-{name}").set_class(hybrid, "-unused")
+        if hybrid != self._hybrid_note:
+            self._hybrid_note = hybrid
+            self.query_one("#tuning-note", Static).update(HYBRID_TUNING_NOTE if hybrid else "")
         table = compare_table(tuning, recorded, verdicts)
         # Same number of rows as last time: the height cannot change, skip the layout pass.
         self.query_one("#tuning-compare-table", Static).update(

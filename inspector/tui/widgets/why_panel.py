@@ -96,9 +96,12 @@ class WhyPanel(VerticalScroll):
         if timeline is not None:
             self.query_one("#why-timeline", Static).update(timeline)
 
-    def show_flips(self, flips: Sequence[Flip] | None, available: bool = True) -> None:
+    def show_flips(
+        self, flips: Sequence[Flip] | None, available: bool = True, unavailable: str = ""
+    ) -> None:
         """One button per flip (None: still computing; not `available`: no context, no section).
 
+        `unavailable` names why flips do not apply (the section then shows only that note).
         Existing buttons are relabelled rather than remounted, so an update costs no layout
         when the number of flips stays the same.
         """
@@ -108,8 +111,10 @@ class WhyPanel(VerticalScroll):
         note = self.query_one("#why-flips-note", Static)
         if not available:
             return
-        wanted = list(flips[:MAX_FLIP_BUTTONS]) if flips else []
-        if flips is None:
+        wanted = list(flips[:MAX_FLIP_BUTTONS]) if flips and not unavailable else []
+        if unavailable:
+            note.update(Text(unavailable, "dim"))
+        elif flips is None:
             note.update(Text("computing…", "dim"))
         elif not flips:
             note.update(Text("no single change flips the verdict", "dim"))
