@@ -28,7 +28,9 @@ check has stays a plain snapshot artifact.
 Folders are searched recursively for `*.json`, `*.jsonl` and `*.ndjson` (hidden entries
 skipped, symlinked folders not followed); their artifacts come newest first. JSON that is
 none of the formats (a harness's `result.json`, `http_requests.json`, `index.json`) is
-skipped quietly inside a folder but is an error when named explicitly. A path holding
+skipped quietly inside a folder but is an error when named explicitly; JSON that carries a
+key only our formats use (`messages`, `processor_type`, ...) but does not parse as one is an
+error everywhere. A path holding
 `{session_id}` or `{context_id}` (as openJiuwen's configured folders do) matches every
 folder in their place. Nothing is ever written. Must not import Textual or Rich.
 
@@ -373,8 +375,9 @@ def _read_file(
         assert merged is not None
         load.errors.append(LoadError(source, merged.error, merged.where))
     if not (load.artifacts or load.dumps or load.records or load.errors):
-        what = _describe_unknown(result.documents[0][1])
-        if explicit:
+        document = result.documents[0][1]
+        what = _describe_unknown(document)
+        if explicit or _looks_intended(document):
             load.errors.append(
                 LoadError(
                     source,
@@ -384,6 +387,22 @@ def _read_file(
         elif skipped is not None:
             skipped.append(Skipped(source, f"not an inspector artifact ({what})"))
     return load
+
+
+#: Keys that only the inspector's formats use: a document carrying one was meant to be read.
+_FORMAT_KEYS = frozenset({"messages", "system_messages", "processor_type", "compression_request", "context_after"})
+
+
+def _looks_intended(document: Any) -> bool:
+    """True for JSON that tries to be a dump, snapshot or message list but is malformed.
+
+    Such a file is an error even inside a folder scan; unrelated JSON is skipped quietly.
+    """
+    if isinstance(document, dict):
+        return not _FORMAT_KEYS.isdisjoint(document)
+    if isinstance(document, list) and document:
+        return all(isinstance(item, dict) and "role" in item for item in document[:20])
+    return False
 
 
 def locate_key(path: Path, where: str | None) -> str | None:
