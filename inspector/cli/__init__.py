@@ -19,6 +19,11 @@ COMMAND_MODULES: dict[str, str] = {
     "why": "inspector.cli.why",
     "sweep": "inspector.cli.sweep",
     "snapshot": "inspector.cli.snapshot",
+    "stats": "inspector.cli.stats",
+    "watch": "inspector.cli.watch",
+    "compare": "inspector.cli.compare",
+    "rerun": "inspector.cli.rerun",
+    "cache": "inspector.cli.cache",
 }
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,415 @@
+"""`inspector watch SOURCE ... [--json]`: print live events and new artifacts as they arrive.
+
+A SOURCE is a folder or log file (followed as it grows), a jiuwenswarm gateway URL
+`ws://127.0.0.1:19000/ws?session_id=…` (compression events, usage, pokes), or a trajectory
+URL `http://127.0.0.1:19002/api/trajectory/sessions/<id>` (the rebuilt context window and
+each new revision). Several sources are merged into one stream; a gateway and a trajectory
+URL of the same session are paired, the gateway's `trace.updated` waking the trajectory
+follower. `--json` prints JSON Lines (one object per event, `"event"` names its type,
+`"at"` the UTC time it arrived). Ctrl-C / SIGINT / SIGTERM stop cleanly with exit 0;
+`--once`, `--count` and `--timeout` end a watch for scripts. Exit 1 when a source could not
+be watched at all (refused, unknown session) or, with `--once`, a file was unreadable; 2 on
+bad usage. Never imports Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from inspector.cli.common import UsageError, print_json_line
+from inspector.core.redact import mask_secrets
+from inspector.sources.live.events import (
+    GatewayEvent,
+    LiveEvent,
+    NewArtifact,
+    SourceProblem,
+    SourceState,
+    TraceUpdated,
+)
+
+EXIT_OK, EXIT_FAILED = 0, 1
+#: Gateway events after which the trajectory is worth re-reading (spec 7.2).
+POKE_EVENTS = frozenset(
+    {"chat.final", "chat.error", "chat.processing_status", "harness.session_finished"}
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Sources, output format, and the flags that end a watch for scripts."""
+    parser.description = (
+        "Watch live sources: growing folders and logs, a jiuwenswarm gateway, a trajectory API."
+    )
+    parser.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="folder or log file, ws://host:port/ws?session_id=ID, or http://host:port/api/trajectory/sessions/ID",
+    )
+    parser.add_argument("--json", action="store_true", help="JSON Lines, one object per event")
+    parser.add_argument(
+        "--snapshots",
+        action="store_true",
+        help="with --json: add each new context as a snapshot object (input for `inspector why`)",
+    )
+    parser.add_argument("--session", metavar="ID", help="session id for URLs that do not name one")
+    parser.add_argument(
+        "--subject",
+        default="main",
+        metavar="ID",
+        help="trajectory subject whose window is rebuilt (default main)",
+    )
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="print what is there now and exit (files: one scan; trajectory: the current window; gateway: the first event)",
+    )
+    parser.add_argument(
+        "--count", type=int, metavar="N", help="exit after N events other than state changes"
+    )
+    parser.add_argument("--timeout", type=float, metavar="S", help="exit after S seconds (exit 0)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        metavar="S",
+        help="poll interval in seconds (files 0.5, trajectory 1.5)",
+    )
+    parser.add_argument(
+        "--new-only",
+        action="store_true",
+        help="files: report only what appears after the watch starts",
+    )
+    parser.add_argument(
+        "--no-state", action="store_true", help="do not print connection-state changes"
+    )
+    parser.add_argument(
+        "--trigger-ratio",
+        type=float,
+        default=0.8,
+        metavar="F",
+        help="threshold drawn on the usage gauge (default 0.8)",
+    )
+    parser.add_argument(
+        "--list-sessions",
+        action="store_true",
+        help="gateway: print the sessions it knows (session.list) and exit",
+    )
+    parser.add_argument(
+        "--trajectory",
+        metavar="URL|auto",
+        help="gateway: also follow the session's context window from this trajectory API "
+        "(auto: look next to the gateway; PyPI 0.2.3 has none)",
+    )
+
+
+@dataclass(slots=True)
+class _Stream:
+    """One source's event iterator and how to stop it."""
+
+    label: str
+    kind: str
+    events: AsyncIterator[LiveEvent]
+    close: Callable[[], Awaitable[None]]
+    done: bool = False
+    failed: bool = False
+    #: The trajectory follower behind a trajectory stream (gateway hints poke it).
+    follower: Any = None
+
+
+def _classify(source: str) -> str:
+    lowered = source.lower()
+    if lowered.startswith(("ws://", "wss://")):
+        return "gateway"
+    if lowered.startswith(("http://", "https://")):
+        return "trajectory"
+    return "files"
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.count is not None and args.count < 1:
+        raise UsageError("inspector watch: --count must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("inspector watch: --timeout must be positive")
+    if args.interval is not None and args.interval <= 0:
+        raise UsageError("inspector watch: --interval must be positive")
+    if not 0 < args.trigger_ratio < 1:
+        raise UsageError("inspector watch: --trigger-ratio must be between 0 and 1")
+
+
+def _build_streams(args: argparse.Namespace) -> list[_Stream]:
+    from inspector.sources.live.gateway import GatewayObserver, session_of
+    from inspector.sources.live.session import LiveSession
+    from inspector.sources.live.trajectory import TrajectoryFollower, parse_trajectory_url
+
+    streams: list[_Stream] = []
+    paths = [s for s in args.sources if _classify(s) == "files" and not _is_archive(s)]
+    archives = [s for s in args.sources if _classify(s) == "files" and _is_archive(s)]
+    for source in args.sources:
+        kind = _classify(source)
+        if kind == "gateway":
+            if not (session_of(source) or args.session) and not args.list_sessions:
+                raise UsageError(
+                    f"inspector watch: {source} names no session; add ?session_id=ID or --session ID "
+                    "(--list-sessions shows them)"
+                )
+            try:
+                if args.trajectory:
+                    live = LiveSession(
+                        source,
+                        session_id=args.session,
+                        trajectory_url=args.trajectory,
+                        subject_id=args.subject,
+                    )
+                    streams.append(_Stream(live.observer.url, kind, live.events(), live.close))
+                    continue
+                observer = GatewayObserver(source, session_id=args.session)
+            except ValueError as error:
+                raise UsageError(f"inspector watch: {error}") from None
+            streams.append(_Stream(observer.url, kind, observer.events(), observer.close))
+        elif kind == "trajectory":
+            try:
+                _, session = parse_trajectory_url(source, args.session)
+            except ValueError as error:
+                raise UsageError(f"inspector watch: {error}") from None
+            if not session:
+                raise UsageError(
+                    f"inspector watch: {source} names no session; use …/api/trajectory/sessions/ID or --session ID"
+                )
+            interval = args.interval or 1.5
+            follower = TrajectoryFollower(
+                source,
+                session,
+                subject_id=args.subject,
+                poll_interval=interval,
+                idle_interval=max(interval, 1.5) if args.interval is None else interval,
+            )
+            streams.append(
+                _Stream(
+                    follower.client.session_url,
+                    kind,
+                    follower.events(),
+                    follower.close,
+                    follower=follower,
+                )
+            )
+    if paths:
+        streams.append(_file_stream(paths, args))
+    streams.extend(_archive_stream(path) for path in archives)
+    return streams
+
+
+def _is_archive(source: str) -> bool:
+    """True for a trajectory archive file (zip or JSON Lines export): read once, not followed."""
+    from pathlib import Path
+
+    from inspector.sources.live.archive import looks_like_archive
+
+    path = Path(source)
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as handle:
+            return looks_like_archive(handle.read(4096))
+    except OSError:
+        return False
+
+
+def _archive_stream(path: str) -> _Stream:
+    from inspector.core.artifact import Artifact
+    from inspector.sources.live.archive import load_archive
+
+    async def read() -> AsyncIterator[LiveEvent]:
+        results = await asyncio.to_thread(load_archive, path)
+        yield SourceState(path, "loaded", "trajectory archive")
+        for result in results:
+            yield NewArtifact(result) if isinstance(result, Artifact) else SourceProblem(result)
+
+    iterator = read()
+
+    async def close() -> None:
+        with contextlib.suppress(Exception):
+            await iterator.aclose()  # type: ignore[attr-defined]
+
+    return _Stream(path, "files", iterator, close)
+
+
+def _file_stream(paths: list[str], args: argparse.Namespace) -> _Stream:
+    from inspector.sources.follow import FileFollower, follow_paths
+
+    label = ", ".join(paths)
+    if args.once:
+
+        async def once() -> AsyncIterator[LiveEvent]:
+            follower = FileFollower(paths, settle=0.0)
+            events = await asyncio.to_thread(follower.poll)
+            yield SourceState(label, "following", f"{follower.file_count} files")
+            for event in events:
+                yield event
+
+        iterator = once()
+    else:
+        iterator = follow_paths(
+            paths, interval=args.interval or 0.5, include_existing=not args.new_only
+        )
+
+    async def close() -> None:
+        with contextlib.suppress(Exception):
+            await iterator.aclose()  # type: ignore[attr-defined]
+
+    return _Stream(label, "files", iterator, close)
+
+
+def _print(event: LiveEvent, args: argparse.Namespace, console: Any) -> None:
+    if args.json:
+        line = {**event.to_dict(), "at": datetime.now(UTC).isoformat(timespec="milliseconds")}
+        if (
+            args.snapshots
+            and isinstance(event, NewArtifact)
+            and event.artifact.snapshot is not None
+        ):
+            line["snapshot"] = event.artifact.snapshot.to_dict()
+        print_json_line(mask_secrets(line))
+    else:
+        from inspector.render.live_report import event_line
+
+        console.print(event_line(event, threshold_percent=args.trigger_ratio * 100))
+
+
+async def _list_sessions(args: argparse.Namespace) -> int:
+    from inspector.sources.live.gateway import list_sessions
+
+    url = next((s for s in args.sources if _classify(s) == "gateway"), None)
+    if url is None:
+        raise UsageError("inspector watch: --list-sessions needs a ws:// gateway URL")
+    try:
+        sessions = await list_sessions(url, timeout=args.timeout or 10)
+    except ConnectionError as error:
+        print(f"inspector watch: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    for meta in sessions:
+        if args.json:
+            print_json_line(meta)
+        else:
+            print(f"{meta.get('session_id')}\t{meta.get('mode', '')}\t{meta.get('title', '')}")
+    return EXIT_OK
+
+
+async def _watch(args: argparse.Namespace) -> int:
+    if args.list_sessions:
+        return await _list_sessions(args)
+    streams = _build_streams(args)
+    console = None
+    if not args.json:
+        from rich.console import Console
+
+        console = Console(highlight=False, soft_wrap=True)
+    queue: asyncio.Queue[tuple[int, LiveEvent | None]] = asyncio.Queue()
+    stop_index = -1
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, queue.put_nowait, (stop_index, None))
+    followers = [s.follower for s in streams if s.follower is not None]
+
+    async def pump(index: int, stream: _Stream) -> None:
+        try:
+            async for event in stream.events:
+                await queue.put((index, event))
+        except Exception as error:  # noqa: BLE001 - one broken source must not end the others
+            from inspector.core.artifact import LoadError
+
+            await queue.put(
+                (index, SourceProblem(LoadError(stream.label, f"{type(error).__name__}: {error}")))
+            )
+        finally:
+            await queue.put((index, None))
+
+    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
+    deadline = None if args.timeout is None else loop.time() + args.timeout
+    data_events = 0
+    problems = 0
+    try:
+        while not all(s.done for s in streams):
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                break
+            try:
+                index, event = await asyncio.wait_for(queue.get(), remaining)
+            except TimeoutError:
+                break
+            if index == stop_index:
+                break
+            stream = streams[index]
+            if event is None:
+                stream.done = True
+                continue
+            if isinstance(event, SourceState):
+                if event.state == "closed" and event.detail != "stopped":
+                    stream.failed = True
+                if not args.no_state:
+                    _print(event, args, console)
+                continue
+            _print(event, args, console)
+            if isinstance(event, GatewayEvent) and event.name == "connection.ack":
+                continue  # shown, but part of connecting rather than data
+            if isinstance(event, SourceProblem):
+                problems += 1
+            if stream.kind == "gateway":
+                _poke(event, followers)
+            data_events += 1
+            if (
+                args.once
+                and not stream.done
+                and (
+                    stream.kind == "gateway"
+                    or (stream.kind == "trajectory" and isinstance(event, NewArtifact))
+                )
+            ):
+                stream.done = True
+                await stream.close()
+            if args.count is not None and data_events >= args.count:
+                break
+    finally:
+        for stream in streams:
+            with contextlib.suppress(Exception):
+                await stream.close()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
+    if any(s.failed for s in streams):
+        return EXIT_FAILED
+    if args.once and problems:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _poke(event: LiveEvent, followers: list[Any]) -> None:
+    """Wake the trajectory follower of the event's session on a change hint."""
+    session = getattr(event, "session_id", None)
+    hint = isinstance(event, TraceUpdated) or (
+        isinstance(event, GatewayEvent) and event.name in POKE_EVENTS
+    )
+    if not hint:
+        return
+    for follower in followers:
+        if session is None or follower.client.session_id == session:
+            follower.poke()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Watch until stopped; exit 0 on Ctrl-C, timeout, --once or --count."""
+    _check(args)
+    try:
+        return asyncio.run(_watch(args))
+    except KeyboardInterrupt:  # platforms without loop signal handlers
+        return EXIT_OK

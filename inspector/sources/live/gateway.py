@@ -1,0 +1,306 @@
+"""Read-only observer of a jiuwenswarm gateway WebSocket (`ws://127.0.0.1:19000/ws`).
+
+Follows spec/jiuwenswarm-live.md sections 2-4: one socket per watched session, registered by
+the `session_id` query parameter, `Origin: http://<host>:<port>` always sent, nothing sent
+that could change the agent (only the read-only RPC `session.list` on request). Missed
+events are not replayed by the gateway; after a reconnect the socket registers again by its
+URL. Reconnects use the web UI's policy (1, 2, 4, 8, 16 s, then every 2 s) unless the server
+closed normally (1000) or refused us (HTTP 401/403, close 1008).
+
+Uses the `websockets` asyncio client. Imports `inspector.core` and `inspector.sources.live`
+only; never Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from inspector.sources.live.events import GatewayEvent, LiveEvent, SourceState, parse_frame
+
+#: Methods an observer may send: they read, never act. Everything else is refused locally.
+READ_ONLY_METHODS = frozenset({"session.list"})
+#: Query parameters an observer must never send (credentials and model settings).
+FORBIDDEN_QUERY_KEYS = frozenset({"api_key", "api_base", "provider", "model", "token"})
+#: Frames above this size are parsed in a worker thread so a UI loop never stalls on them.
+THREAD_PARSE_BYTES = 256 * 1024
+#: Close codes after which reconnecting would not help.
+FATAL_CLOSE_CODES = frozenset({1000, 1008})
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Reconnect delays: `initial * factor**n` (capped) for `tries` attempts, then `steady`."""
+
+    initial: float = 1.0
+    factor: float = 2.0
+    cap: float = 30.0
+    tries: int = 5
+    steady: float = 2.0
+
+    def delays(self) -> Iterator[float]:
+        """The delay before each reconnect attempt, forever."""
+        delay = self.initial
+        for _ in range(self.tries):
+            yield min(delay, self.cap)
+            delay *= self.factor
+        while True:
+            yield self.steady
+
+
+class GatewayRefused(Exception):
+    """The gateway refused the observer in a way that retrying will not fix."""
+
+
+def observer_url(url: str, session_id: str | None = None, user_id: str = "inspector") -> str:
+    """The URL to connect with: `session_id` and `user_id` added, credentials removed."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss"):
+        raise ValueError(f"not a WebSocket URL: {url}")
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if k not in FORBIDDEN_QUERY_KEYS
+    ]
+    keys = {k for k, _ in query}
+    if session_id and "session_id" not in keys:
+        query.append(("session_id", session_id))
+    if user_id and "user_id" not in keys:
+        query.append(("user_id", user_id))
+    path = parts.path or "/ws"
+    return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
+
+
+def origin_for(url: str) -> str:
+    """`http://host:port` of a ws:// URL (https for wss://), the Origin the gateway allows."""
+    parts = urlsplit(url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{host}:{port}"
+
+
+def session_of(url: str) -> str | None:
+    """The `session_id` query parameter of a gateway URL, if any."""
+    for key, value in parse_qsl(urlsplit(url).query):
+        if key == "session_id" and value:
+            return value
+    return None
+
+
+class GatewayObserver:
+    """Observe one gateway session: `async for event in observer` yields typed live events.
+
+    `request()` needs the iterator running in another task (responses arrive through it).
+
+    `state` always holds the latest `SourceState` (connecting, connected, ready, reconnecting
+    in Ns, closed); each change is also yielded as an event, in order with the data.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        session_id: str | None = None,
+        user_id: str = "inspector",
+        origin: str | None = None,
+        backoff: Backoff | None = None,
+        open_timeout: float = 5.0,
+        ping_interval: float | None = 20.0,
+        ping_timeout: float | None = 60.0,
+        max_size: int | None = 64 * 1024 * 1024,
+        reconnect: bool = True,
+        token: str | None = None,
+    ) -> None:
+        self.url = observer_url(url, session_id, user_id)
+        #: Enterprise (AgentOS) JWT: taken from the URL or `token=`, sent as a header, never shown.
+        self._token = token or dict(parse_qsl(urlsplit(url).query)).get("token")
+        self.session_id = session_of(self.url)
+        self.origin = origin or origin_for(self.url)
+        self.backoff = backoff or Backoff()
+        self.open_timeout = open_timeout
+        self.ping_interval = ping_interval
+        self.ping_timeout = ping_timeout
+        self.max_size = max_size
+        self.reconnect = reconnect
+        self._closing = False
+        self._connection: ClientConnection | None = None
+        self._wake = asyncio.Event()
+        self._acked = False
+        self._request_ids = itertools.count(1)
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self.state = SourceState(self.url, "connecting")
+
+    def __aiter__(self) -> AsyncIterator[LiveEvent]:
+        return self.events()
+
+    def _set_state(
+        self, state: str, detail: str = "", retry_in: float | None = None, attempt: int = 0
+    ) -> SourceState:
+        self.state = SourceState(self.url, state, detail, retry_in, attempt)
+        return self.state
+
+    async def events(self) -> AsyncIterator[LiveEvent]:
+        """Connect, yield every frame as a typed event, reconnect with backoff until closed."""
+        delays = self.backoff.delays()
+        attempt = 0
+        while not self._closing:
+            yield self._set_state("connecting", attempt=attempt)
+            fatal: str | None = None
+            detail = ""
+            try:
+                async with connect(
+                    self.url,
+                    origin=self.origin,  # type: ignore[arg-type]
+                    open_timeout=self.open_timeout,
+                    ping_interval=self.ping_interval,
+                    ping_timeout=self.ping_timeout,
+                    max_size=self.max_size,
+                    close_timeout=2.0,
+                    proxy=None,
+                    user_agent_header="context-inspector",
+                    additional_headers={"Authorization": f"Bearer {self._token}"}
+                    if self._token
+                    else None,
+                ) as connection:
+                    self._connection = connection
+                    self._acked = False
+                    attempt = 0
+                    delays = self.backoff.delays()
+                    yield self._set_state("connected", self.session_id or "")
+                    async for message in connection:
+                        if len(message) > THREAD_PARSE_BYTES:
+                            event = await asyncio.to_thread(parse_frame, message, self.url)
+                        else:
+                            event = parse_frame(message, self.url)
+                        if isinstance(event, GatewayEvent):
+                            if event.frame_type == "res" and event.name in self._pending:
+                                future = self._pending.pop(event.name)
+                                if not future.done():
+                                    future.set_result(event.raw)
+                            if event.frame_type == "event" and event.name == "connection.ack":
+                                if self._acked:
+                                    continue  # acks of session peers are routed to us too
+                                self._acked = True
+                                yield event
+                                yield self._set_state("ready", "backend acknowledged")
+                                continue
+                        yield event
+                    code = connection.close_code or 1006
+                    reason = connection.close_reason or ""
+                    detail = f"closed {code} {reason}".strip()
+                    if code in FATAL_CLOSE_CODES:
+                        fatal = detail
+            except InvalidStatus as error:
+                status = error.response.status_code
+                detail = f"HTTP {status} at upgrade"
+                if status in (401, 403, 404):
+                    fatal = detail + (" (origin not allowed?)" if status == 403 else "")
+            except InvalidURI as error:
+                fatal = f"bad URL: {error}"
+            except ConnectionClosed as error:
+                code = error.rcvd.code if error.rcvd else 1006
+                reason = error.rcvd.reason if error.rcvd else "connection lost"
+                detail = f"closed {code} {reason}".strip()
+                if code in FATAL_CLOSE_CODES:
+                    fatal = detail
+            except (OSError, TimeoutError, InvalidHandshake) as error:
+                detail = f"{type(error).__name__}: {error}".strip() or type(error).__name__
+            finally:
+                self._connection = None
+                for future in self._pending.values():
+                    if not future.done():
+                        future.set_exception(
+                            ConnectionError(f"gateway connection closed ({detail or fatal})")
+                        )
+                self._pending.clear()
+            if self._closing:
+                break
+            if fatal or not self.reconnect:
+                yield self._set_state("closed", fatal or detail)
+                return
+            delay = next(delays)
+            attempt += 1
+            yield self._set_state("reconnecting", detail, delay, attempt)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+        yield self._set_state("closed", "stopped")
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 5.0
+    ) -> Any:
+        """Send a read-only RPC (only `session.list`) and return its `res` frame."""
+        if method not in READ_ONLY_METHODS:
+            raise ValueError(f"{method} is not a read-only method; the observer never sends it")
+        connection = self._connection
+        if connection is None:
+            raise ConnectionError("not connected")
+        request_id = f"inspector_{next(self._request_ids)}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        frame = {"type": "req", "id": request_id, "method": method, "params": params or {}}
+        try:
+            await connection.send(json.dumps(frame))
+        except ConnectionClosed as error:
+            self._pending.pop(request_id, None)
+            raise ConnectionError(f"gateway closed the connection: {error}") from None
+        return await asyncio.wait_for(future, timeout)
+
+    async def close(self) -> None:
+        """Stop observing: close the socket, end the event iterator with state `closed`."""
+        self._closing = True
+        self._wake.set()
+        connection = self._connection
+        if connection is not None:
+            await connection.close()
+
+
+async def list_sessions(
+    url: str, *, timeout: float = 5.0, limit: int = 200
+) -> list[dict[str, Any]]:
+    """The sessions a gateway knows, newest first (read-only `session.list`).
+
+    Raises ConnectionError saying why when the gateway cannot be reached or refuses.
+    """
+    observer = GatewayObserver(url, reconnect=False, open_timeout=timeout)
+    events = observer.events()
+    reader: asyncio.Task[None] | None = None
+
+    async def drain() -> None:
+        async for _ in events:
+            pass
+
+    try:
+        async with asyncio.timeout(timeout):
+            async for event in events:
+                if isinstance(event, SourceState) and event.state == "connected":
+                    break
+                if isinstance(event, SourceState) and event.state == "closed":
+                    raise ConnectionError(f"cannot connect: {event.detail}")
+            reader = asyncio.create_task(drain())
+            response = await observer.request("session.list", {"limit": limit})
+    except TimeoutError:
+        raise ConnectionError("session.list timed out") from None
+    finally:
+        await observer.close()
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(BaseException):
+                await reader
+    if not isinstance(response, dict) or not response.get("ok"):
+        reason = response.get("error") if isinstance(response, dict) else response
+        raise ConnectionError(f"session.list refused: {reason}")
+    sessions = (response.get("payload") or {}).get("sessions") or []
+    return [s for s in sessions if isinstance(s, dict)]

@@ -1,0 +1,212 @@
+"""One watched jiuwenswarm session: the gateway observer and, when the build has one, the
+trajectory follower, merged into one event stream (spec/jiuwenswarm-live.md 7.2).
+
+The gateway's `trace.updated` (and `chat.final` / `chat.error` / `chat.processing_status`)
+wake the follower, so a new context window arrives right after the agent commits it; with
+no gateway hints the follower polls. `discover_trajectory` finds the HTTP API next to a
+gateway (same port on the newest builds, else ws port + 2, else 19002); PyPI 0.2.3 has
+none, which is reported as state `unavailable`, not as an error.
+Imports `inspector.core` and `inspector.sources.live`; never Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+import httpx
+
+from inspector.core.tuning import Tuning
+from inspector.sources.live.events import (
+    CompressionState,
+    ContextUsage,
+    GatewayEvent,
+    LiveEvent,
+    SourceState,
+    TraceUpdated,
+)
+from inspector.sources.live.gateway import Backoff, GatewayObserver, session_of
+from inspector.sources.live.tracker import LiveTracker
+from inspector.sources.live.trajectory import API_PREFIX, TrajectoryFollower
+
+#: Gateway events after which the trajectory is worth re-reading.
+POKE_EVENTS = frozenset(
+    {"chat.final", "chat.error", "chat.processing_status", "harness.session_finished"}
+)
+#: Error codes only a trajectory API answers with (so the port is one, even if it refuses us).
+TRAJECTORY_CODES = frozenset(
+    {
+        "TRAJECTORY_DISABLED",
+        "UNSUPPORTED_SESSION_MODE",
+        "FORBIDDEN_ORIGIN",
+        "NOT_FOUND",
+        "BAD_REQUEST",
+    }
+)
+
+
+def is_poke(event: LiveEvent) -> bool:
+    """True for gateway events after which the trajectory may have changed."""
+    return isinstance(event, TraceUpdated) or (
+        isinstance(event, GatewayEvent) and event.name in POKE_EVENTS
+    )
+
+
+def trajectory_candidates(gateway_url: str) -> list[str]:
+    """Where the trajectory API may listen for a gateway URL: same port, port + 2, 19002."""
+    parts = urlsplit(gateway_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port or (443 if scheme == "https" else 80)
+    ports = list(dict.fromkeys([port, port + 2, 19002]))
+    return [f"{scheme}://{host}:{p}" for p in ports]
+
+
+async def discover_trajectory(
+    gateway_url: str,
+    session_id: str,
+    *,
+    timeout: float = 1.0,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> str | None:
+    """The base URL of the trajectory API next to a gateway, or None (e.g. jiuwenswarm 0.2.3)."""
+    async with httpx.AsyncClient(transport=transport, timeout=timeout, trust_env=False) as client:
+        for base in trajectory_candidates(gateway_url):
+            url = f"{base}{API_PREFIX}/sessions/{session_id}/subjects"
+            try:
+                response = await client.get(
+                    url, params={"after_revision": "0"}, headers={"Origin": base}
+                )
+                body = response.json()
+            except (httpx.HTTPError, ValueError):
+                continue
+            if not isinstance(body, dict):
+                continue
+            if response.status_code == 200 and "watermark" in body:
+                return base
+            if body.get("code") in TRAJECTORY_CODES and isinstance(body.get("error"), str):
+                return base  # a trajectory API that refuses or lacks this route still is one
+    return None
+
+
+class LiveSession:
+    """Gateway + trajectory for one session; `events()` merges both, `tracker` folds them."""
+
+    def __init__(
+        self,
+        gateway_url: str,
+        *,
+        session_id: str | None = None,
+        trajectory_url: str | None = "auto",
+        subject_id: str = "main",
+        tuning: Tuning | None = None,
+        backoff: Backoff | None = None,
+        poll_interval: float = 1.5,
+        idle_interval: float = 5.0,
+    ) -> None:
+        self.observer = GatewayObserver(gateway_url, session_id=session_id, backoff=backoff)
+        self.session_id = session_of(self.observer.url) or session_id or ""
+        self.trajectory_url = trajectory_url
+        self.subject_id = subject_id
+        self.tuning = tuning
+        self.backoff = backoff
+        self.poll_interval = poll_interval
+        self.idle_interval = idle_interval
+        self.follower: TrajectoryFollower | None = None
+        self.tracker = LiveTracker()
+        self._queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
+
+    def __aiter__(self) -> AsyncIterator[LiveEvent]:
+        return self.events()
+
+    async def _pump(self, stream: AsyncIterator[LiveEvent], pokes: bool) -> None:
+        try:
+            async for event in stream:
+                if pokes and self.follower is not None and is_poke(event):
+                    session = getattr(event, "session_id", None)
+                    if session in (None, self.session_id):
+                        self.follower.poke()
+                await self._queue.put(event)
+        finally:
+            await self._queue.put(None)
+
+    async def _start_trajectory(self) -> None:
+        url = self.trajectory_url
+        label = f"trajectory for {self.session_id}"
+        if url == "auto":
+            url = await discover_trajectory(self.observer.url, self.session_id)
+            if url is None:
+                await self._queue.put(
+                    SourceState(
+                        label,
+                        "unavailable",
+                        "no trajectory API found (jiuwenswarm 0.2.3 has none); gateway events only",
+                    )
+                )
+                await self._queue.put(None)
+                return
+        assert url is not None
+        self.follower = TrajectoryFollower(
+            url,
+            self.session_id,
+            subject_id=self.subject_id,
+            tuning=self.tuning,
+            poll_interval=self.poll_interval,
+            idle_interval=self.idle_interval,
+            backoff=self.backoff,
+        )
+        await self._pump(self.follower.events(), pokes=False)
+
+    async def events(self) -> AsyncIterator[LiveEvent]:
+        """Every event of both sources, in arrival order, until `close()`."""
+        self._tasks.append(asyncio.create_task(self._pump(self.observer.events(), pokes=True)))
+        streams = 1
+        if self.trajectory_url:
+            self._tasks.append(asyncio.create_task(self._start_trajectory()))
+            streams += 1
+        try:
+            while streams:
+                event = await self._queue.get()
+                if event is None:
+                    streams -= 1
+                    continue
+                self.tracker.apply(event)
+                self._learn_context_max(event)
+                yield event
+        finally:
+            await self.close()
+
+    def _learn_context_max(self, event: LiveEvent) -> None:
+        """The agent's window size (from usage or compression frames) prices rebuilt windows."""
+        context_max = getattr(event, "context_max", None)
+        if (
+            not isinstance(event, ContextUsage | CompressionState)
+            or not context_max
+            or context_max <= 0
+        ):
+            return
+        base = self.tuning or Tuning()
+        if base.context_max != context_max:
+            self.tuning = base.with_(context_max=context_max)
+            if self.follower is not None:
+                self.follower.window.tuning = self.tuning
+
+    async def close(self) -> None:
+        """Stop both sources."""
+        if self._closing:
+            return
+        self._closing = True
+        await self.observer.close()
+        if self.follower is not None:
+            await self.follower.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(BaseException):
+                await task
