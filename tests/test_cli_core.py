@@ -18,7 +18,11 @@ E_INPUT = REFERENCE / "e_target_below_min" / "input.json"
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real console entry point in a fresh interpreter."""
     return subprocess.run(
-        [sys.executable, "-m", "inspector", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "inspector", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
     )
 
 
@@ -31,14 +35,20 @@ def test_why_json_reports_openjiuwen_decision() -> None:
     assert result.returncode == 0, result.stderr
     (record,) = json_lines(result.stdout)
     assert record["kind"] == "snapshot"
-    assert (record["reason"], record["total_tokens"], record["threshold"]) == ("target_below_min", 3765, 3012)
+    assert (record["reason"], record["total_tokens"], record["threshold"]) == (
+        "target_below_min",
+        3765,
+        3012,
+    )
     assert record["target_tokens"] == 114 and record["min_target_tokens"] == 502
     assert record["span"] == {"preserved_prefix": 7, "messages_to_compress": 2, "protected_tail": 0}
     assert [c["status"] for c in record["checks"]] == ["info", "pass", "pass", "fail"]
 
 
 def test_why_tuning_flags_override_recorded_values() -> None:
-    result = run_cli("why", str(E_INPUT), "--json", "--min-target-ratio", "0.02", "--keep-recent", "1")
+    result = run_cli(
+        "why", str(E_INPUT), "--json", "--min-target-ratio", "0.02", "--keep-recent", "1"
+    )
     (record,) = json_lines(result.stdout)
     assert record["tuning"]["min_target_ratio"] == 0.02 and record["tuning"]["keep_recent"] == 1
     assert record["tuning"]["trigger_ratio"] == 0.6, "absent flags keep the recorded values"
@@ -48,8 +58,15 @@ def test_why_human_report_shows_regions_checks_and_flips() -> None:
     result = run_cli("why", str(E_INPUT))
     assert result.returncode == 0
     out = result.stdout
-    for text in ("DOES NOT COMPRESS", "preserved prefix", "to compress", "protected tail", "below the minimum 502",
-                 "Smallest change that flips the verdict", "min_target_ratio"):
+    for text in (
+        "DOES NOT COMPRESS",
+        "preserved prefix",
+        "to compress",
+        "protected tail",
+        "below the minimum 502",
+        "Smallest change that flips the verdict",
+        "min_target_ratio",
+    ):
         assert text in out
 
 
@@ -59,7 +76,9 @@ def test_why_on_parity_jsonl_prints_one_line_per_case_in_order() -> None:
     records = json_lines(result.stdout)
     expected = [json.loads(line) for line in PARITY_CASES.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in records] == [c["id"] for c in expected]
-    assert all(r["reason"] == c["expected"]["reason"] for r, c in zip(records, expected, strict=True))
+    assert all(
+        r["reason"] == c["expected"]["reason"] for r, c in zip(records, expected, strict=True)
+    )
 
 
 def test_unreadable_input_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
@@ -69,7 +88,10 @@ def test_unreadable_input_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
     assert result.returncode == 1
     records = json_lines(result.stdout)
     errors = [r for r in records if "error" in r]
-    assert len(errors) == 2 and {e["source"] for e in errors} == {str(broken), str(tmp_path / "missing.json")}
+    assert len(errors) == 2 and {e["source"] for e in errors} == {
+        str(broken),
+        str(tmp_path / "missing.json"),
+    }
     assert any(r.get("reason") == "target_below_min" for r in records)
     assert "Traceback" not in result.stderr and "error:" in result.stderr
 
@@ -86,14 +108,24 @@ def test_unreadable_input_is_one_error_line_and_exit_1(tmp_path: Path) -> None:
         (["why", "--bogus"], "unrecognized"),
     ],
 )
-def test_bad_arguments_exit_2(args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_exit_2(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(args) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
 
 
 def test_sweep_json_marks_the_flip() -> None:
-    result = run_cli("sweep", str(E_INPUT), "--param", "min_target_ratio", "--values", "0.1,0.05,0.022,0.023", "--json")
+    result = run_cli(
+        "sweep",
+        str(E_INPUT),
+        "--param",
+        "min_target_ratio",
+        "--values",
+        "0.1,0.05,0.022,0.023",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     points = json_lines(result.stdout)
     assert [p["value"] for p in points] == [0.1, 0.05, 0.022, 0.023]
@@ -102,7 +134,18 @@ def test_sweep_json_marks_the_flip() -> None:
 
 
 def test_sweep_human_table() -> None:
-    result = run_cli("sweep", str(E_INPUT), "--param", "trigger_ratio", "--from", "0.5", "--to", "0.9", "--steps", "5")
+    result = run_cli(
+        "sweep",
+        str(E_INPUT),
+        "--param",
+        "trigger_ratio",
+        "--from",
+        "0.5",
+        "--to",
+        "0.9",
+        "--steps",
+        "5",
+    )
     assert result.returncode == 0 and "sweep of trigger_ratio" in result.stdout
 
 
@@ -124,5 +167,7 @@ def test_report_commands_never_import_textual(tmp_path: Path) -> None:
         f"main(['why', {str(E_INPUT)!r}, '--json'])\n"
         "assert 'textual' not in sys.modules, 'textual was imported'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr

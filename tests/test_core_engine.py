@@ -110,12 +110,28 @@ def test_orphans_and_null_ids_change_nothing() -> None:
 @pytest.mark.parametrize(
     ("processor", "keep", "span"),
     [
-        ("current_round", 0, {"preserved_prefix": 6, "messages_to_compress": 2, "protected_tail": 0}),
-        ("current_round", 1, {"preserved_prefix": 6, "messages_to_compress": 0, "protected_tail": 2}),
-        ("current_round", 5, {"preserved_prefix": 6, "messages_to_compress": 0, "protected_tail": 2}),
+        (
+            "current_round",
+            0,
+            {"preserved_prefix": 6, "messages_to_compress": 2, "protected_tail": 0},
+        ),
+        (
+            "current_round",
+            1,
+            {"preserved_prefix": 6, "messages_to_compress": 0, "protected_tail": 2},
+        ),
+        (
+            "current_round",
+            5,
+            {"preserved_prefix": 6, "messages_to_compress": 0, "protected_tail": 2},
+        ),
         ("round_level", 0, {"preserved_prefix": 0, "messages_to_compress": 8, "protected_tail": 0}),
         ("round_level", 5, {"preserved_prefix": 0, "messages_to_compress": 1, "protected_tail": 7}),
-        ("round_level", 100, {"preserved_prefix": 0, "messages_to_compress": 0, "protected_tail": 8}),
+        (
+            "round_level",
+            100,
+            {"preserved_prefix": 0, "messages_to_compress": 0, "protected_tail": 8},
+        ),
         ("dialogue", 0, {"preserved_prefix": 0, "messages_to_compress": 5, "protected_tail": 3}),
     ],
 )
@@ -125,7 +141,11 @@ def test_spans(processor: str, keep: int, span: dict[str, int]) -> None:
 
 
 def test_no_real_user_message() -> None:
-    messages = [msg("user", "<system-reminder> hi"), msg("assistant", "ok"), msg("assistant", "more")]
+    messages = [
+        msg("user", "<system-reminder> hi"),
+        msg("assistant", "ok"),
+        msg("assistant", "more"),
+    ]
     context = priced(messages)
     assert context.last_real_user_index == -1
     assert context.span(Tuning(processor="current_round", keep_recent=1)).counts == {
@@ -155,7 +175,12 @@ def test_usage_baseline_rules() -> None:
         msg("assistant", "a", usage_metadata=usage),
         msg("user", "x" * 40),
         msg("assistant", "b", usage_metadata={"total_tokens": 0}),
-        msg("assistant", "c", usage_metadata={"total_tokens": 5000}, metadata={"context_usage_stale": True}),
+        msg(
+            "assistant",
+            "c",
+            usage_metadata={"total_tokens": 5000},
+            metadata={"context_usage_stale": True},
+        ),
         msg("user", ""),
     ]
     context = priced(messages)
@@ -181,19 +206,28 @@ def test_total_without_baseline_counts_messages_and_tools() -> None:
 )
 def test_decision_order(ratio: float, min_ratio: float, context_max: int, reason: str) -> None:
     messages = [msg("user", "q" * 40), msg("assistant", "a" * 40)]
-    tuning = Tuning(processor="current_round", trigger_ratio=ratio, min_target_ratio=min_ratio, context_max=context_max)
+    tuning = Tuning(
+        processor="current_round",
+        trigger_ratio=ratio,
+        min_target_ratio=min_ratio,
+        context_max=context_max,
+    )
     assert priced(messages).evaluate(tuning).reason == reason
 
 
 def test_total_equal_to_threshold_counts_as_reached() -> None:
     messages = [msg("user", "q" * 40), msg("assistant", "a" * 40)]  # total 20
-    tuning = Tuning(processor="current_round", trigger_ratio=0.5, min_target_ratio=0.0, context_max=40)
+    tuning = Tuning(
+        processor="current_round", trigger_ratio=0.5, min_target_ratio=0.0, context_max=40
+    )
     evaluation = priced(messages).evaluate(tuning)
     assert evaluation.threshold == 20 and evaluation.hit
 
 
 def test_threshold_uses_double_product_truncation() -> None:
-    assert Tuning(trigger_ratio=0.29, context_max=100).threshold == 28  # 100 * 0.29 = 28.999999999999996
+    assert (
+        Tuning(trigger_ratio=0.29, context_max=100).threshold == 28
+    )  # 100 * 0.29 = 28.999999999999996
     assert Tuning(trigger_ratio=0.001, context_max=10).threshold == 1
 
 
@@ -217,7 +251,12 @@ def test_bad_tuning_values_name_field_and_range(field: str, value: object, words
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("CurrentRoundCompressor", "current_round"), ("dialogue", "dialogue"), ("round-level", "round_level"), ("HYBRID", "hybrid")],
+    [
+        ("CurrentRoundCompressor", "current_round"),
+        ("dialogue", "dialogue"),
+        ("round-level", "round_level"),
+        ("HYBRID", "hybrid"),
+    ],
 )
 def test_processor_names(name: str, kind: str) -> None:
     assert parse_processor(name) == kind
@@ -243,5 +282,11 @@ def test_message_round_trip_keeps_unknown_fields() -> None:
         "custom_field": [1, 2],
     }
     out = Message.from_dict(raw).to_dict()
-    assert out["tool_calls"] == [{"id": "1", "type": "function", "function": {"name": "flat", "arguments": "{}"}}]
-    assert out["custom_field"] == [1, 2] and out["reasoning_content"] == "thinking" and out["finish_reason"] == "stop"
+    assert out["tool_calls"] == [
+        {"id": "1", "type": "function", "function": {"name": "flat", "arguments": "{}"}}
+    ]
+    assert (
+        out["custom_field"] == [1, 2]
+        and out["reasoning_content"] == "thinking"
+        and out["finish_reason"] == "stop"
+    )

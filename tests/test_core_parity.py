@@ -11,7 +11,11 @@ from inspector.core.snapshot import snapshot_from_dict
 from inspector.core.tokens import TokenCounter
 from tests.conftest import PARITY_CASES, load_json, reference_inputs
 
-CASES = [json.loads(line) for line in PARITY_CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
+CASES = [
+    json.loads(line)
+    for line in PARITY_CASES.read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
 
 
 def _observed(raw: dict, counters: dict[str, TokenCounter]) -> dict:

@@ -18,5 +18,7 @@ def test_core_imports_no_front_end_or_network_library() -> None:
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'httpx', 'websockets'))\n"
         "assert not bad, bad\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr

@@ -84,7 +84,13 @@ def test_image_price_by_size(width: int, height: int, tokens: int) -> None:
 def test_image_dimensions_from_headers() -> None:
     assert image_dimensions_from_bytes(png_bytes(321, 123)) == (321, 123)
     assert image_dimensions_from_bytes(b"GIF89a" + struct.pack("<HH", 40, 30)) == (40, 30)
-    jpeg = b"\xff\xd8" + b"\xff\xe0\x00\x04ab" + b"\xff\xc0\x00\x11\x08" + struct.pack(">HH", 600, 800) + b"\x03"
+    jpeg = (
+        b"\xff\xd8"
+        + b"\xff\xe0\x00\x04ab"
+        + b"\xff\xc0\x00\x11\x08"
+        + struct.pack(">HH", 600, 800)
+        + b"\x03"
+    )
     assert image_dimensions_from_bytes(jpeg) == (800, 600)
     assert image_dimensions_from_bytes(b"not an image") is None
 
@@ -93,7 +99,13 @@ def test_image_dimensions_from_headers() -> None:
     ("block", "tokens"),
     [
         ({"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}, 1445),
-        ({"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": "LOW"}}, 85),
+        (
+            {
+                "type": "image_url",
+                "image_url": {"url": "https://example.com/a.png", "detail": "LOW"},
+            },
+            85,
+        ),
         ({"type": "image", "detail": "low"}, 85),
         ({"type": "image_url", "width": 640, "height": 480}, 425),
         ({"type": "image_url", "dimensions": "1280X800"}, 1334),
@@ -101,7 +113,16 @@ def test_image_dimensions_from_headers() -> None:
         ({"type": "image_url", "width": 0, "height": 480}, 1445),
         ({"type": "image_url", "image_url": {"url": data_url(png_bytes(1280, 800))}}, 1334),
         ({"type": "image_url", "image_url": data_url(png_bytes(640, 480))}, 425),
-        ({"type": "image", "source": {"type": "base64", "data": base64.b64encode(png_bytes(640, 480)).decode()}}, 425),
+        (
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "data": base64.b64encode(png_bytes(640, 480)).decode(),
+                },
+            },
+            425,
+        ),
         ({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA"}}, 1445),
     ],
 )
@@ -110,14 +131,19 @@ def test_image_block_tokens(block: dict, tokens: int) -> None:
 
 
 def test_image_placeholder_override_wins() -> None:
-    assert image_block_tokens({"type": "image_url", "width": 640, "height": 480}, placeholder_tokens=7) == 7
+    assert (
+        image_block_tokens({"type": "image_url", "width": 640, "height": 480}, placeholder_tokens=7)
+        == 7
+    )
 
 
 def test_len_div_4_counts() -> None:
     counter = TokenCounter("len_div_4")
     assert counter.count_messages([]) == 0
     assert counter.message_tokens(msg("user", "abcdefgh")) == 2
-    assert counter.message_tokens(msg("assistant", "", tool_calls=[call("c1")])) == 1, "tool calls are not counted"
+    assert counter.message_tokens(msg("assistant", "", tool_calls=[call("c1")])) == 1, (
+        "tool calls are not counted"
+    )
     assert counter.count_messages([msg("user", "abc"), msg("user", "abcdefgh")]) == 1 + 2
     big_image = data_url(png_bytes(10, 10))
     assert counter.message_tokens(msg("user", big_image)) == len(IMAGE_DATA_URL_PLACEHOLDER) // 4
@@ -140,7 +166,9 @@ def test_tiktoken_list_content_text_is_not_sanitized(counters: dict[str, TokenCo
     counter = counters["tiktoken_cl100k"]
     url = data_url(png_bytes(4, 4))
     message = msg("user", [{"type": "text", "text": url}, "tail"])
-    assert counter.piece_tokens(message) == counter.text_tokens(f"<|start|>user\n{url}\ntail<|end|>")
+    assert counter.piece_tokens(message) == counter.text_tokens(
+        f"<|start|>user\n{url}\ntail<|end|>"
+    )
 
 
 def test_tiktoken_without_encoder_falls_back_to_len_div_4_per_piece() -> None:
@@ -151,12 +179,26 @@ def test_tiktoken_without_encoder_falls_back_to_len_div_4_per_piece() -> None:
 
 
 def test_tools_in_both_modes(counters: dict[str, TokenCounter]) -> None:
-    tools = [Tool.from_dict({"type": "function", "name": "grep", "description": None, "parameters": {"b": 1, "a": 2}})]
-    dumped = '{"description": null, "name": "grep", "parameters": {"a": 2, "b": 1}, "type": "function"}'
+    tools = [
+        Tool.from_dict(
+            {
+                "type": "function",
+                "name": "grep",
+                "description": None,
+                "parameters": {"b": 1, "a": 2},
+            }
+        )
+    ]
+    dumped = (
+        '{"description": null, "name": "grep", "parameters": {"a": 2, "b": 1}, "type": "function"}'
+    )
     assert TokenCounter("len_div_4").count_tools(tools) == len(dumped) // 4
     counter = counters["tiktoken_cl100k"]
     body = '{"name":"grep","description":"","parameters":{"b":1,"a":2}}'
-    assert counter.count_tools(tools) == counter.text_tokens(f"<|start|>functions.grep:0\n{body}<|end|>") + 3
+    assert (
+        counter.count_tools(tools)
+        == counter.text_tokens(f"<|start|>functions.grep:0\n{body}<|end|>") + 3
+    )
     assert counter.count_tools([]) == 0
 
 

@@ -20,7 +20,12 @@ from inspector.core.whatif import (
 from tests.conftest import PARITY_CASES
 
 CASES = [json.loads(line) for line in PARITY_CASES.read_text(encoding="utf-8").splitlines()[:80]]
-STEP = {"trigger_ratio": RATIO_STEP, "min_target_ratio": RATIO_STEP, "keep_recent": 1, "context_max": 1}
+STEP = {
+    "trigger_ratio": RATIO_STEP,
+    "min_target_ratio": RATIO_STEP,
+    "keep_recent": 1,
+    "context_max": 1,
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])

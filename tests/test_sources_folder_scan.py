@@ -10,7 +10,9 @@ from inspector.sources.loader import load_paths
 
 
 def test_malformed_format_is_an_error_but_unrelated_json_is_skipped(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text(json.dumps({"name": "x", "version": "1"}), encoding="utf-8")
+    (tmp_path / "package.json").write_text(
+        json.dumps({"name": "x", "version": "1"}), encoding="utf-8"
+    )
     (tmp_path / "numbers.json").write_text("[1, 2, 3]", encoding="utf-8")
     (tmp_path / "wrong_messages.json").write_text(json.dumps({"messages": 5}), encoding="utf-8")
     (tmp_path / "dump_like.json").write_text(json.dumps({"processor_type": 7}), encoding="utf-8")

@@ -622,7 +622,10 @@ async def test_files_listed_by_name_before_the_load_reaches_them(
         await pilot.pause()
         assert browser.pending and not browser.rows, "placeholder rows come before any parsed row"
         placeholders = [row for row in browser.shown if row.outcome_kind == "pending"]
-        assert {row.title for row in placeholders} >= {str(folder / "e_input.json"), str(folder / "truncated.json")}
+        assert {row.title for row in placeholders} >= {
+            str(folder / "e_input.json"),
+            str(folder / "truncated.json"),
+        }
         await pilot.press("enter")  # opening a placeholder only says it is still being read
         assert isinstance(app.screen, BrowserScreen)
         release.set()

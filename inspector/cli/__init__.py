@@ -41,9 +41,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     if command is None:
         parser = _Parser(
             prog="inspector",
-            description="Open the Context Inspector TUI. Subcommands: " + ", ".join(COMMAND_MODULES),
+            description="Open the Context Inspector TUI. Subcommands: "
+            + ", ".join(COMMAND_MODULES),
         )
-        parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots")
+        parser.add_argument(
+            "sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots"
+        )
         add_tuning_arguments(parser)
         return parser
     module = importlib.import_module(COMMAND_MODULES[command])

@@ -14,7 +14,15 @@ from inspector.core.errors import ConfigError
 from inspector.core.tokens import TOKEN_MODES
 from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides  # noqa: F401 - re-exported
 
-TUNING_FIELDS = ("processor", "trigger_ratio", "min_target_ratio", "keep_recent", "context_max", "token_mode", "tool_boundary")
+TUNING_FIELDS = (
+    "processor",
+    "trigger_ratio",
+    "min_target_ratio",
+    "keep_recent",
+    "context_max",
+    "token_mode",
+    "tool_boundary",
+)
 
 
 class UsageError(Exception):
@@ -40,7 +48,14 @@ def add_tuning_arguments(parser: argparse.ArgumentParser) -> None:
 def tuning_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The tuning fields the user set on the command line."""
     out: dict[str, Any] = {}
-    for name in ("processor", "trigger_ratio", "min_target_ratio", "keep_recent", "context_max", "token_mode"):
+    for name in (
+        "processor",
+        "trigger_ratio",
+        "min_target_ratio",
+        "keep_recent",
+        "context_max",
+        "token_mode",
+    ):
         value = getattr(args, name, None)
         if value is not None:
             out[name] = value
@@ -55,7 +70,9 @@ def check_overrides(overrides: dict[str, Any]) -> None:
         Tuning().with_(**overrides)
     except ConfigError as error:
         flag = "--" + error.field.replace("_", "-")
-        raise UsageError(f"{flag}: {error.value!r} is not allowed, must be {error.allowed}") from None
+        raise UsageError(
+            f"{flag}: {error.value!r} is not allowed, must be {error.allowed}"
+        ) from None
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:

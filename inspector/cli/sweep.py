@@ -25,7 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--values", help="comma-separated values (default: a sensible range)")
     parser.add_argument("--from", dest="start", type=float, help="first value of an even range")
     parser.add_argument("--to", dest="stop", type=float, help="last value of an even range")
-    parser.add_argument("--steps", type=int, default=20, help="points in the --from/--to range (default 20)")
+    parser.add_argument(
+        "--steps", type=int, default=20, help="points in the --from/--to range (default 20)"
+    )
     add_tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per point")
 
@@ -36,7 +38,9 @@ def _values(args: argparse.Namespace) -> list[Any] | None:
         try:
             return [int(v) if integer else float(v) for v in args.values.split(",") if v.strip()]
         except ValueError:
-            raise UsageError(f"--values: {args.values!r} is not a comma-separated list of numbers") from None
+            raise UsageError(
+                f"--values: {args.values!r} is not a comma-separated list of numbers"
+            ) from None
     if args.start is None and args.stop is None:
         return None
     if args.start is None or args.stop is None:
@@ -47,7 +51,9 @@ def _values(args: argparse.Namespace) -> list[Any] | None:
     return sorted({round(v) for v in raw}) if integer else [round(v, 4) for v in raw]
 
 
-def point_json(source: str, ident: str, param: str, point: SweepPoint, flip: bool) -> dict[str, Any]:
+def point_json(
+    source: str, ident: str, param: str, point: SweepPoint, flip: bool
+) -> dict[str, Any]:
     """One sweep point as a JSON object."""
     ev = point.evaluation
     return {
@@ -85,13 +91,21 @@ def run(args: argparse.Namespace) -> int:
         flips = set(flip_points(points))
         if report.json:
             for index, point in enumerate(points):
-                print_json_line(point_json(artifact.source, artifact.id, args.param, point, index in flips))
+                print_json_line(
+                    point_json(artifact.source, artifact.id, args.param, point, index in flips)
+                )
             continue
-        console.print(sweep_table(artifact.id, args.param, points, flips, getattr(evaluated.tuning, args.param)))
+        console.print(
+            sweep_table(
+                artifact.id, args.param, points, flips, getattr(evaluated.tuning, args.param)
+            )
+        )
     return report.exit_status
 
 
-def sweep_table(ident: str, param: str, points: list[SweepPoint], flips: set[int], current: Any) -> Table:
+def sweep_table(
+    ident: str, param: str, points: list[SweepPoint], flips: set[int], current: Any
+) -> Table:
     """The sweep as a table with a bar of the total, flip rows marked ⇅, the current value ◀."""
     table = Table(
         title=f"sweep of {param}",
@@ -111,6 +125,18 @@ def sweep_table(ident: str, param: str, points: list[SweepPoint], flips: set[int
         ev = point.evaluation
         verdict = Text("compress", style="green") if ev.hit else Text(ev.reason, style="red")
         bar = Text("█" * round(10 * ev.total_tokens / peak), style="cyan")
-        label = ("⇅ " if index in flips else "") + f"{point.value}" + (" ◀" if point.value == current else "")
-        table.add_row(label, f"{ev.total_tokens:,}", f"{ev.threshold:,}", f"{ev.span_target_tokens:,}", f"{ev.min_target_value:,}", verdict, bar)
+        label = (
+            ("⇅ " if index in flips else "")
+            + f"{point.value}"
+            + (" ◀" if point.value == current else "")
+        )
+        table.add_row(
+            label,
+            f"{ev.total_tokens:,}",
+            f"{ev.threshold:,}",
+            f"{ev.span_target_tokens:,}",
+            f"{ev.min_target_value:,}",
+            verdict,
+            bar,
+        )
     return table

@@ -17,7 +17,12 @@ from inspector.render.why_report import why_report
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Sources, tuning flags and --json."""
     parser.description = "Explain why each context found did or did not compress."
-    parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots, message lists")
+    parser.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="dumps, logs, folders, snapshots, message lists",
+    )
     add_tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
 

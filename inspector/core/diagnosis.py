@@ -53,7 +53,12 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form for `why --json`."""
-        return {"key": self.key, "severity": self.severity, "sentence": self.sentence, "numbers": dict(self.numbers)}
+        return {
+            "key": self.key,
+            "severity": self.severity,
+            "sentence": self.sentence,
+            "numbers": dict(self.numbers),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,17 +164,29 @@ def _threshold_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> C
             f"usage baseline {n(usage.total_tokens or 0)} from {where} plus "
             f"{n(usage.tail_tokens)} (len//4) for the {_plural(after, 'message')} after it"
         )
-        numbers.update(path="usage_baseline", usage_total_tokens=usage.total_tokens, usage_tail_tokens=usage.tail_tokens)
+        numbers.update(
+            path="usage_baseline",
+            usage_total_tokens=usage.total_tokens,
+            usage_tail_tokens=usage.tail_tokens,
+        )
     else:
         mode = _MODE_WORDS.get(tuning.token_mode, tuning.token_mode)
         how = (
             f"counted with {mode} over {_plural(len(priced.system_messages), 'system message')}, "
             f"{_plural(priced.n, 'context message')} and {_plural(len(priced.tools), 'tool')}"
         )
-        numbers.update(path="counted", messages_tokens=priced.messages_tokens, tools_tokens=priced.tools_tokens)
+        numbers.update(
+            path="counted", messages_tokens=priced.messages_tokens, tools_tokens=priced.tools_tokens
+        )
     if not reached:
         how += f"; {n(ev.threshold - ev.total_tokens)} short"
-    return Check("threshold", "total reaches the threshold", "pass" if reached else "fail", f"{head}: {how}", numbers)
+    return Check(
+        "threshold",
+        "total reaches the threshold",
+        "pass" if reached else "fail",
+        f"{head}: {how}",
+        numbers,
+    )
 
 
 def _position(priced: PricedContext, index_in_all: int) -> str:
@@ -183,7 +200,11 @@ def _span_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> Check:
     counts = ev.span.counts
     size = counts["messages_to_compress"]
     last_user = priced.last_real_user_index
-    numbers: dict[str, Any] = {**counts, "last_real_user_index": last_user, "effective_keep": ev.effective_keep}
+    numbers: dict[str, Any] = {
+        **counts,
+        "last_real_user_index": last_user,
+        "effective_keep": ev.effective_keep,
+    }
     title = "there is something to compress"
     if size > 0:
         start, end = ev.span.compress
@@ -197,14 +218,11 @@ def _span_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> Check:
         )
     if tuning.processor in ("current_round", "dialogue") and last_user < 0:
         internal = sum(1 for m in priced.messages if m.role == "user")
-        reason = (
-            "there is no real user message"
-            + (
-                f": all {_plural(internal, 'user message')} start with an internal prefix "
-                f"({', '.join(INTERNAL_USER_PREFIXES[:2])}, ...)"
-                if internal
-                else ""
-            )
+        reason = "there is no real user message" + (
+            f": all {_plural(internal, 'user message')} start with an internal prefix "
+            f"({', '.join(INTERNAL_USER_PREFIXES[:2])}, ...)"
+            if internal
+            else ""
         )
         return Check("span", title, "fail", f"no_compressible_span: {reason}", numbers)
     if tuning.processor == "current_round":
@@ -221,10 +239,16 @@ def _span_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> Check:
     if tuning.processor == "dialogue":
         sentence = (
             f"nothing comes before the kept tail: the last real user message is #{last_user}"
-            + (f" and the tool boundary pulled the tail back to #{ev.span.tail[0]}" if ev.span.tail[0] < last_user else "")
+            + (
+                f" and the tool boundary pulled the tail back to #{ev.span.tail[0]}"
+                if ev.span.tail[0] < last_user
+                else ""
+            )
         )
         return Check("span", title, "fail", f"no_compressible_span: {sentence}", numbers)
-    sentence = f"the protected tail covers all {_plural(priced.n, 'message')} ({_keep_text(tuning, ev)})"
+    sentence = (
+        f"the protected tail covers all {_plural(priced.n, 'message')} ({_keep_text(tuning, ev)})"
+    )
     return Check("span", title, "fail", f"no_compressible_span: {sentence}", numbers)
 
 
@@ -248,7 +272,11 @@ def _target_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> Chec
     )
     if not ok:
         sentence = "target_below_min: " + sentence
-    numbers = {"target_tokens": target, "min_target_tokens": minimum, "min_target_ratio": tuning.min_target_ratio}
+    numbers = {
+        "target_tokens": target,
+        "min_target_tokens": minimum,
+        "min_target_ratio": tuning.min_target_ratio,
+    }
     return Check("min_target", "enough to compress", "pass" if ok else "fail", sentence, numbers)
 
 
@@ -308,20 +336,26 @@ def _boundary_findings(priced: PricedContext, tuning: Tuning, ev: Evaluation) ->
     )
     if causes:
         first = causes[0]
-        sentence += f"; e.g. result #{first[1]} (id {first[0]!r}) belongs to the call at #{first[2]}"
+        sentence += (
+            f"; e.g. result #{first[1]} (id {first[0]!r}) belongs to the call at #{first[2]}"
+        )
     if reused_causes:
         shown = ", ".join(
-            f"{cid!r} at #" + ", #".join(str(i) for i in reused[cid][:4]) for cid in reused_causes[:3]
+            f"{cid!r} at #" + ", #".join(str(i) for i in reused[cid][:4])
+            for cid in reused_causes[:3]
         )
-        sentence += (
-            f". Reused tool-call ids pull the split back to the earliest assistant that used them: {shown}"
-        )
+        sentence += f". Reused tool-call ids pull the split back to the earliest assistant that used them: {shown}"
     return [
         Finding(
             "tool_boundary_widened",
             "warning" if reused_causes else "info",
             sentence,
-            {"requested_keep": requested, "effective_keep": ev.effective_keep, "widened_by": widened, "reused_ids": reused_causes},
+            {
+                "requested_keep": requested,
+                "effective_keep": ev.effective_keep,
+                "widened_by": widened,
+                "reused_ids": reused_causes,
+            },
         )
     ]
 
@@ -337,7 +371,11 @@ def _usage_findings(priced: PricedContext, tuning: Tuning) -> list[Finding]:
                 f"the total uses the model's own usage record ({n(usage.total_tokens or 0)} total_tokens) "
                 f"plus len//4 of later messages; counted with the tokenizer it would be "
                 f"{n(priced.counted_total)}",
-                {"usage_total_tokens": usage.total_tokens, "tail_tokens": usage.tail_tokens, "counted_total": priced.counted_total},
+                {
+                    "usage_total_tokens": usage.total_tokens,
+                    "tail_tokens": usage.tail_tokens,
+                    "counted_total": priced.counted_total,
+                },
             )
         )
     if usage.skipped_stale:
@@ -387,7 +425,10 @@ def _artifact_findings(
         message = str(retry.get("error_message") or "").lower()
         if retry.get("error_type") == "context_overflow" and (
             "429" in message.replace("413", "")
-            or any(word in message for word in ("rate limit", "rate_limit", "ratelimit", "too many requests"))
+            or any(
+                word in message
+                for word in ("rate limit", "rate_limit", "ratelimit", "too many requests")
+            )
         ):
             found.append(
                 Finding(
@@ -403,9 +444,13 @@ def _artifact_findings(
     return found
 
 
-def _compare_recorded(check: Mapping[str, Any], ev: Evaluation, artifact: Artifact) -> list[Finding]:
+def _compare_recorded(
+    check: Mapping[str, Any], ev: Evaluation, artifact: Artifact
+) -> list[Finding]:
     pairs = [("total_tokens", ev.total_tokens), ("threshold", ev.threshold), ("reason", ev.reason)]
-    differences = [(k, check.get(k), ours) for k, ours in pairs if k in check and check.get(k) != ours]
+    differences = [
+        (k, check.get(k), ours) for k, ours in pairs if k in check and check.get(k) != ours
+    ]
     if not differences:
         return [
             Finding(
@@ -424,7 +469,14 @@ def _compare_recorded(check: Mapping[str, Any], ev: Evaluation, artifact: Artifa
         )
     elif artifact.snapshot is not None:
         why = ": the tuning or counting mode differs from the recorded run"
-    return [Finding("recorded_differs", "warning", text + why, {"differences": [list(d) for d in differences]})]
+    return [
+        Finding(
+            "recorded_differs",
+            "warning",
+            text + why,
+            {"differences": [list(d) for d in differences]},
+        )
+    ]
 
 
 def _after_findings(priced: PricedContext, artifact: Artifact) -> list[Finding]:
@@ -447,7 +499,11 @@ def _after_findings(priced: PricedContext, artifact: Artifact) -> list[Finding]:
             break
     counter = priced.counter
     for message in after:
-        if message.role == "user" and isinstance(message.content, str) and message.content.lstrip().startswith("<recovered_context>"):
+        if (
+            message.role == "user"
+            and isinstance(message.content, str)
+            and message.content.lstrip().startswith("<recovered_context>")
+        ):
             reinjected = counter.message_tokens(message)
             total_after = counter.count_messages(after)
             if total_after:

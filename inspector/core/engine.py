@@ -273,7 +273,9 @@ class PricedContext:
             reason=reason,
             total_tokens=total,
             threshold=threshold,
-            target_tokens=span_target if reason in ("target_below_min", "reached_threshold") else None,
+            target_tokens=span_target
+            if reason in ("target_below_min", "reached_threshold")
+            else None,
             min_target_tokens=min_target if reason == "target_below_min" else None,
             min_target_value=min_target,
             span_target_tokens=span_target,

@@ -116,7 +116,9 @@ class Message:
         if content is None:
             content = ""
         elif not isinstance(content, str | list):
-            raise FormatError(f"message content must be a string or a list, got {type(content).__name__}")
+            raise FormatError(
+                f"message content must be a string or a list, got {type(content).__name__}"
+            )
         calls_raw = raw.get("tool_calls") or ()
         if not isinstance(calls_raw, list | tuple):
             raise FormatError("tool_calls must be a list")

@@ -30,7 +30,12 @@ def mask_secrets(value: Any) -> Any:
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            if isinstance(key, str) and key.lower() in _SECRET_KEYS and isinstance(item, str) and item:
+            if (
+                isinstance(key, str)
+                and key.lower() in _SECRET_KEYS
+                and isinstance(item, str)
+                and item
+            ):
                 out[key] = MASK
             else:
                 out[key] = mask_secrets(item)

@@ -65,7 +65,9 @@ class ContextSnapshot:
         return out
 
 
-def tuning_from_record(raw: Mapping[str, Any], base: Tuning | None = None) -> tuple[Tuning, set[str]]:
+def tuning_from_record(
+    raw: Mapping[str, Any], base: Tuning | None = None
+) -> tuple[Tuning, set[str]]:
     """Read processor, config, context_max and token_mode from a snapshot-like object.
 
     Returns the tuning and the names of the fields that were present.
@@ -111,7 +113,17 @@ def snapshot_from_dict(raw: Any, default_id: str = "snapshot") -> ContextSnapsho
     if not isinstance(system, list) or not isinstance(tools, list):
         raise FormatError("'system_messages' and 'tools' must be lists")
     tuning, present = tuning_from_record(raw)
-    known = {"id", "processor", "config", "context_max", "token_mode", "system_messages", "messages", "tools", "tool_boundary"}
+    known = {
+        "id",
+        "processor",
+        "config",
+        "context_max",
+        "token_mode",
+        "system_messages",
+        "messages",
+        "tools",
+        "tool_boundary",
+    }
     return ContextSnapshot(
         id=str(raw.get("id") or default_id),
         system_messages=parse_messages(system, "system_messages"),

@@ -96,7 +96,11 @@ def apply_overrides(recorded: Tuning, overrides: Mapping[str, Any]) -> Tuning:
     Switching processor without giving keep_recent takes that processor's default keep.
     """
     changes = dict(overrides)
-    if "processor" in changes and "keep_recent" not in changes and changes["processor"] != recorded.processor:
+    if (
+        "processor" in changes
+        and "keep_recent" not in changes
+        and changes["processor"] != recorded.processor
+    ):
         changes["keep_recent"] = DEFAULT_KEEP_RECENT[parse_processor(changes["processor"])]
     return recorded.with_(**changes)
 

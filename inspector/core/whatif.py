@@ -110,24 +110,42 @@ def smallest_flips(engine: ContextEngine, tuning: Tuning) -> list[Flip]:
 
         found = _nearest_flip(hit_at, base.hit, current_value * _RATIO_SCALE, low, _RATIO_SCALE - 1)
         if found is not None:
-            add(param, current_value, _ratio_value(found), tuning.with_(**{param: _ratio_value(found)}))
+            add(
+                param,
+                current_value,
+                _ratio_value(found),
+                tuning.with_(**{param: _ratio_value(found)}),
+            )
 
     ratio_flip("trigger_ratio", 1)
     ratio_flip("min_target_ratio", 0)
     if tuning.processor in ("current_round", "round_level"):
         upper = max(priced.n + 1, tuning.keep_recent)
         found_keep = _nearest_flip(
-            lambda k: priced.evaluate(tuning.with_(keep_recent=k)).hit, base.hit, tuning.keep_recent, 0, upper
+            lambda k: priced.evaluate(tuning.with_(keep_recent=k)).hit,
+            base.hit,
+            tuning.keep_recent,
+            0,
+            upper,
         )
         if found_keep is not None:
             add("keep_recent", tuning.keep_recent, found_keep, tuning.with_(keep_recent=found_keep))
     high = max(_CONTEXT_MAX_LIMIT, tuning.context_max)
     found_max = _nearest_flip(
-        lambda c: priced.evaluate(tuning.with_(context_max=c)).hit, base.hit, tuning.context_max, 1, high
+        lambda c: priced.evaluate(tuning.with_(context_max=c)).hit,
+        base.hit,
+        tuning.context_max,
+        1,
+        high,
     )
     if found_max is not None:
         add("context_max", tuning.context_max, found_max, tuning.with_(context_max=found_max))
-    add("tool_boundary", tuning.tool_boundary, not tuning.tool_boundary, tuning.with_(tool_boundary=not tuning.tool_boundary))
+    add(
+        "tool_boundary",
+        tuning.tool_boundary,
+        not tuning.tool_boundary,
+        tuning.with_(tool_boundary=not tuning.tool_boundary),
+    )
     for mode in TOKEN_MODES:
         if mode != tuning.token_mode:
             add("token_mode", tuning.token_mode, mode, tuning.with_(token_mode=mode))
@@ -138,7 +156,9 @@ def smallest_flips(engine: ContextEngine, tuning: Tuning) -> list[Flip]:
     return flips
 
 
-def default_sweep_values(engine: ContextEngine, tuning: Tuning, param: str, steps: int = 20) -> list[Any]:
+def default_sweep_values(
+    engine: ContextEngine, tuning: Tuning, param: str, steps: int = 20
+) -> list[Any]:
     """A sensible range for `param`: ratios over (0, 1), keep_recent over 0..n, context_max around the current value."""
     if param in ("trigger_ratio", "min_target_ratio"):
         start = 0.05 if param == "trigger_ratio" else 0.0
@@ -168,4 +188,6 @@ def sweep(
 
 def flip_points(points: Sequence[SweepPoint]) -> list[int]:
     """Indices in a sweep where the verdict differs from the previous point."""
-    return [i for i in range(1, len(points)) if points[i].evaluation.hit != points[i - 1].evaluation.hit]
+    return [
+        i for i in range(1, len(points)) if points[i].evaluation.hit != points[i - 1].evaluation.hit
+    ]

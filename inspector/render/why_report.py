@@ -33,7 +33,11 @@ def regions_table(diagnosis: Diagnosis, priced: PricedContext) -> Table:
     table.add_column("indices")
     table.add_column("tokens", justify="right")
     span = diagnosis.evaluation.span
-    for name, (start, end) in (("prefix", span.prefix), ("compress", span.compress), ("tail", span.tail)):
+    for name, (start, end) in (
+        ("prefix", span.prefix),
+        ("compress", span.compress),
+        ("tail", span.tail),
+    ):
         count = end - start
         indices = f"#{start}..#{end - 1}" if count else "—"
         table.add_row(
@@ -44,7 +48,12 @@ def regions_table(diagnosis: Diagnosis, priced: PricedContext) -> Table:
         )
     covered = sum(end - start for start, end in (span.prefix, span.compress, span.tail))
     if covered < priced.n:
-        table.add_row(Text(REGION_LABELS["outside"], style=REGION_STYLES["outside"]), n(priced.n - covered), "", "")
+        table.add_row(
+            Text(REGION_LABELS["outside"], style=REGION_STYLES["outside"]),
+            n(priced.n - covered),
+            "",
+            "",
+        )
     return table
 
 
@@ -55,7 +64,11 @@ def checks_table(diagnosis: Diagnosis) -> Table:
     table.add_column()
     for check in diagnosis.checks:
         mark, style = STATUS_MARKS[check.status]
-        body = Text.assemble((check.title, "bold" if check.status != "skip" else "dim"), "\n", (check.sentence, "dim" if check.status == "skip" else ""))
+        body = Text.assemble(
+            (check.title, "bold" if check.status != "skip" else "dim"),
+            "\n",
+            (check.sentence, "dim" if check.status == "skip" else ""),
+        )
         table.add_row(Text(mark, style=style), body)
     return table
 
@@ -84,21 +97,30 @@ def flips_table(flips: Sequence[Flip]) -> Table | Text:
     table.add_column("then")
     for flip in flips:
         ev = flip.evaluation
-        then = Text("compresses", style="green") if ev.hit else Text(f"not: {ev.reason}", style="red")
+        then = (
+            Text("compresses", style="green") if ev.hit else Text(f"not: {ev.reason}", style="red")
+        )
         table.add_row(flip.param, str(flip.current), str(flip.value), then)
     return table
 
 
 def recorded_table(artifact: Artifact) -> Table | None:
     """What the artifact itself says happened (flat scalar fields)."""
-    scalars = {k: v for k, v in artifact.recorded.items() if isinstance(v, str | int | float | bool) or v is None}
+    scalars = {
+        k: v
+        for k, v in artifact.recorded.items()
+        if isinstance(v, str | int | float | bool) or v is None
+    }
     if not scalars:
         return None
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
     for key, value in scalars.items():
-        table.add_row(key, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value))
+        table.add_row(
+            key,
+            f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value),
+        )
     return table
 
 
@@ -118,7 +140,10 @@ def recorded_details(artifact: Artifact) -> list[RenderableType]:
     retries = [r for r in recorded.get("retries") or () if isinstance(r, Mapping)]
     if retries:
         parts.append(Text("retries: " + "; ".join(_retry_line(r) for r in retries)))
-    for key, label in (("silent_causes", "known silent causes"), ("unrecoverable", "cannot be recovered")):
+    for key, label in (
+        ("silent_causes", "known silent causes"),
+        ("unrecoverable", "cannot be recovered"),
+    ):
         items = [str(item) for item in recorded.get(key) or ()]
         if items:
             parts.append(Text(f"{label}:", style="bold"))
@@ -151,18 +176,38 @@ def why_report(
         parts.append(
             Text(
                 f"{tuning.processor_class}  trigger {tuning.trigger_ratio}  min-target {tuning.min_target_ratio}"
-                + (f"  keep {tuning.keep_recent}" if tuning.processor in ("current_round", "round_level") else "")
+                + (
+                    f"  keep {tuning.keep_recent}"
+                    if tuning.processor in ("current_round", "round_level")
+                    else ""
+                )
                 + f"  context_max {n(tuning.context_max)}  tokens {tuning.token_mode}"
                 + ("" if tuning.tool_boundary else "  tool-boundary OFF (what-if)"),
                 style="dim",
             )
         )
-        parts += [Text(""), regions_table(diagnosis, priced), Text(""), Text("Checks", style="bold underline"), checks_table(diagnosis)]
+        parts += [
+            Text(""),
+            regions_table(diagnosis, priced),
+            Text(""),
+            Text("Checks", style="bold underline"),
+            checks_table(diagnosis),
+        ]
         parts += [Text(""), Text("Findings", style="bold underline"), findings_table(diagnosis)]
-        parts += [Text(""), Text("Smallest change that flips the verdict", style="bold underline"), flips_table(flips)]
+        parts += [
+            Text(""),
+            Text("Smallest change that flips the verdict", style="bold underline"),
+            flips_table(flips),
+        ]
     recorded = recorded_table(artifact)
     details = recorded_details(artifact)
     if recorded is not None or details:
         parts += [Text(""), Text("Recorded by the source", style="bold underline")]
         parts += ([recorded] if recorded is not None else []) + details
-    return Panel(Group(*parts), title=title, title_align="left", subtitle=artifact.source, subtitle_align="left")
+    return Panel(
+        Group(*parts),
+        title=title,
+        title_align="left",
+        subtitle=artifact.source,
+        subtitle_align="left",
+    )

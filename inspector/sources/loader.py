@@ -390,7 +390,9 @@ def _read_file(
 
 
 #: Keys that only the inspector's formats use: a document carrying one was meant to be read.
-_FORMAT_KEYS = frozenset({"messages", "system_messages", "processor_type", "compression_request", "context_after"})
+_FORMAT_KEYS = frozenset(
+    {"messages", "system_messages", "processor_type", "compression_request", "context_after"}
+)
 
 
 def _looks_intended(document: Any) -> bool:
