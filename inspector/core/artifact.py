@@ -43,6 +43,20 @@ class Artifact:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+def recorded_value(recorded: Mapping[str, Any], *names: str) -> Any:
+    """The first non-null value among dotted `names` ("benefit.tokens_before") in a recorded mapping."""
+    for name in names:
+        value: Any = recorded
+        for part in name.split("."):
+            if not isinstance(value, Mapping) or part not in value:
+                value = None
+                break
+            value = value[part]
+        if value is not None:
+            return value
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class LoadError:
     """One unreadable file or record: where it is and why, in plain words."""

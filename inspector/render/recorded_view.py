@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from inspector.core.artifact import Artifact
+from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.engine import Evaluation
 
 #: (label, recorded keys tried in order (dotted paths), attribute of our evaluation or None)
@@ -66,17 +66,8 @@ COMPARED_FIELDS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
 
 
 def lookup(recorded: Mapping[str, Any], *names: str) -> Any:
-    """The first present value among dotted `names`."""
-    for name in names:
-        value: Any = recorded
-        for part in name.split("."):
-            if not isinstance(value, Mapping) or part not in value:
-                value = None
-                break
-            value = value[part]
-        if value is not None:
-            return value
-    return None
+    """The first present value among dotted `names` (see `core.artifact.recorded_value`)."""
+    return recorded_value(recorded, *names)
 
 
 def _show(value: Any) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.artifact import Artifact, LoadError
+from inspector.core.artifact import Artifact, LoadError, recorded_value
 from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
 from inspector.core.tokens import TokenCounter
@@ -63,20 +63,6 @@ class BrowserRow:
         return " ".join(parts).lower()
 
 
-def _first(recorded: Mapping[str, Any], *names: str) -> Any:
-    """The first present value among dotted `names` in a nested mapping."""
-    for name in names:
-        value: Any = recorded
-        for part in name.split("."):
-            if not isinstance(value, Mapping) or part not in value:
-                value = None
-                break
-            value = value[part]
-        if value is not None:
-            return value
-    return None
-
-
 def _int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -112,7 +98,7 @@ def artifact_row(
     recorded = artifact.recorded
     row = BrowserRow(key=key, artifact=artifact, error=None, title=artifact.id)
     row.timestamp = (
-        artifact.timestamp if artifact.timestamp is not None else _first(recorded, "timestamp")
+        artifact.timestamp if artifact.timestamp is not None else recorded_value(recorded, "timestamp")
     )
     if not isinstance(row.timestamp, int | float) or isinstance(row.timestamp, bool):
         row.timestamp = None
@@ -134,7 +120,7 @@ def artifact_row(
     if artifact.processor and row.tuning is None:
         row.processor = artifact.processor
     row.before = _int(
-        _first(
+        recorded_value(
             recorded,
             "tokens_before",
             "total_tokens_before",
@@ -143,14 +129,14 @@ def artifact_row(
             "total_tokens",
         )
     )
-    row.after = _int(_first(recorded, "tokens_after", "total_tokens_after", "benefit.tokens_after"))
-    ratio = _first(recorded, "reduction_ratio", "benefit.reduction_ratio")
+    row.after = _int(recorded_value(recorded, "tokens_after", "total_tokens_after", "benefit.tokens_after"))
+    ratio = recorded_value(recorded, "reduction_ratio", "benefit.reduction_ratio")
     row.reduction = (
         float(ratio) if isinstance(ratio, int | float) and not isinstance(ratio, bool) else None
     )
     if row.reduction is None and row.before and row.after is not None:
         row.reduction = max(row.before - row.after, 0) / row.before
-    retries = _first(recorded, "retries", "retry_count")
+    retries = recorded_value(recorded, "retries", "retry_count")
     if isinstance(retries, list):
         row.retries = len(retries)
     else:
@@ -166,8 +152,8 @@ def _outcome(artifact: Artifact, evaluation: Evaluation | None) -> tuple[str, st
     recorded = artifact.recorded
     if artifact.kind == "dump":
         return "compressed", "compressed"
-    outcome = _first(recorded, "outcome", "final_outcome")
-    reason = _first(recorded, "reason", "last_reason", "threshold_check.reason")
+    outcome = recorded_value(recorded, "outcome", "final_outcome")
+    reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
     if isinstance(outcome, str) and outcome:
         lowered = outcome.lower()
         if lowered.startswith("compress") or lowered in ("dump", "applied"):
@@ -175,7 +161,7 @@ def _outcome(artifact: Artifact, evaluation: Evaluation | None) -> tuple[str, st
         if lowered == "silent_end":
             return "failed: silent end, no dump", "failed"
         if "fail" in lowered or "error" in lowered:
-            retries = _first(recorded, "retries")
+            retries = recorded_value(recorded, "retries")
             last = retries[-1] if isinstance(retries, list) and retries else None
             why = last.get("reason") if isinstance(last, Mapping) else None
             return f"failed: {why or outcome}", "failed"
