@@ -45,7 +45,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
             + ", ".join(COMMAND_MODULES),
         )
         parser.add_argument(
-            "sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders, snapshots"
+            "sources",
+            nargs="*",
+            metavar="SOURCE",
+            help="dumps, logs, folders, snapshots, or a live ws:// gateway / http:// trajectory URL",
         )
         add_tuning_arguments(parser)
         return parser

@@ -2,12 +2,20 @@
 
 A thread worker reads the sources through the injected loader and posts batches of rows
 (`RowsLoaded`, then `LoadFinished`); the screen owns the rows, the filter and the sort.
+
+Live sources: after the load, a thread worker (group `follow`) polls a `FileFollower` primed
+before the load started, so only what changed since is reported; a connection chosen in the
+connect dialog (or given as a ws:// / http:// source) runs in an async worker (group
+`connect`). Both post `LiveBatch` messages; the screen adds or replaces rows by
+(source, id), drops removed ones and feeds a `LiveTracker` shown in the `LivePanel`.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -16,13 +24,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.tokens import TokenCounter
+from inspector.sources.follow import FileFollower
+from inspector.sources.live.events import (
+    LiveEvent,
+    NewArtifact,
+    SourceProblem,
+    SourceRemoved,
+    SourceState,
+)
+from inspector.sources.live.tracker import LiveTracker
 from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.connect_dialog import ConnectDialog, ConnectRequest, classify_source
+from inspector.tui.widgets.live_panel import LivePanel
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
@@ -45,6 +65,12 @@ OUTCOME_STYLES = {
     "error": "bold red",
 }
 BATCH_SECONDS = 0.15
+#: Seconds between two scans of the followed files.
+FOLLOW_INTERVAL = 0.5
+#: Seconds a half-written file is retried before it is shown as unreadable.
+FOLLOW_SETTLE = 2.0
+#: Keys of rows made while following start here (load rows count up from 0, placeholders down).
+LIVE_KEYS_START = 1 << 40
 
 
 def _short_processor(name: str) -> str:
@@ -88,6 +114,19 @@ class BrowserScreen(InspectorScreen[None]):
         Binding("s", "cycle_sort", "Sort", tooltip="Sort by the next column (or click a header)"),
         Binding("R", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort order"),
         Binding("ctrl+r", "reload", "Reload", show=False, tooltip="Read the sources again"),
+        Binding(
+            "ctrl+o",
+            "connect",
+            "Connect",
+            tooltip="Attach to a running agent (gateway ws://, trajectory http://) or follow a folder",
+        ),
+        Binding(
+            "ctrl+x",
+            "disconnect",
+            "Disconnect",
+            show=False,
+            tooltip="Close the live connection (rows it produced stay)",
+        ),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -107,12 +146,33 @@ class BrowserScreen(InspectorScreen[None]):
             self.rows = list(rows)
 
     class LoadFinished(TextualMessage):
-        """The loading worker read every source."""
+        """The loading worker read every source (`follower` was primed before it started)."""
 
-        def __init__(self, seen: int, seconds: float) -> None:
+        def __init__(self, seen: int, seconds: float, follower: FileFollower | None = None) -> None:
             super().__init__()
             self.seen = seen
             self.seconds = seconds
+            self.follower = follower
+
+    class LiveBatch(TextualMessage):
+        """Live events from the follower or a connection; `rows` hold the NewArtifact rows."""
+
+        def __init__(
+            self, events: Sequence[LiveEvent], rows: Sequence[BrowserRow], origin: str
+        ) -> None:
+            super().__init__()
+            self.events = list(events)
+            self.rows = list(rows)
+            #: `follow` or `connect`.
+            self.origin = origin
+
+    class LiveEnded(TextualMessage):
+        """A live worker stopped: `error` says why when it failed."""
+
+        def __init__(self, origin: str, error: str | None = None) -> None:
+            super().__init__()
+            self.origin = origin
+            self.error = error
 
     def __init__(
         self,
@@ -122,7 +182,9 @@ class BrowserScreen(InspectorScreen[None]):
         loader: Loader,
     ) -> None:
         super().__init__()
-        self.sources = list(sources)
+        #: ws:// and http:// sources are connections, not files to read.
+        self.live_sources = [s for s in sources if classify_source(s) != "files"]
+        self.sources = [s for s in sources if classify_source(s) == "files"]
         self.overrides = overrides
         self.counters = counters
         self.loader = loader
@@ -140,6 +202,17 @@ class BrowserScreen(InspectorScreen[None]):
         self.pending: dict[str, BrowserRow] = {}
         #: Row key -> position in `shown`, to update a placeholder's cells in place.
         self._row_index: dict[int, int] = {}
+        #: Keys for rows made by live workers (thread-safe enough: `next` on a count).
+        self._live_keys = itertools.count(LIVE_KEYS_START)
+        #: The followed files' state (None until following starts).
+        self.follow_state: SourceState | None = None
+        #: What the live connection reported (None until one is opened).
+        self.tracker: LiveTracker | None = None
+        #: The connection being shown, if any.
+        self.connection: ConnectRequest | None = None
+        self._follower: FileFollower | None = None
+        self._follow_timer: Timer | None = None
+        self._follow_worker: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -150,6 +223,7 @@ class BrowserScreen(InspectorScreen[None]):
             yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="load-progress")
             yield Static("", id="load-status")
         yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield LivePanel(id="live-panel")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -160,12 +234,19 @@ class BrowserScreen(InspectorScreen[None]):
         self._show_filters()
         self.start_loading()
         table.focus()
+        for source in self.live_sources[:1]:
+            self._connect_source(source)
 
     # --- loading -------------------------------------------------------------------------
 
     def start_loading(self) -> None:
-        """(Re)load every source in the background; list the files by name first."""
-        self.rows.clear()
+        """(Re)load every source in the background; list the files by name first.
+
+        Following stops during the load and starts again after it; rows of a live connection
+        stay.
+        """
+        self._stop_following()
+        self.rows[:] = [row for row in self.rows if self._from_connection(row)]
         self.pending.clear()
         self.reading = True
         self.list_files()
@@ -197,6 +278,7 @@ class BrowserScreen(InspectorScreen[None]):
         """Read the sources; post rows in batches so the first ones show at once."""
         worker = get_current_worker()
         started = time.monotonic()
+        follower = self._make_follower()
         batch: list[BrowserRow] = []
         last_post = started
         seen = 0
@@ -214,7 +296,29 @@ class BrowserScreen(InspectorScreen[None]):
         store = self.counters["tiktoken_cl100k"].store
         if store is not None and hasattr(store, "flush"):
             store.flush()
-        self.post_message(self.LoadFinished(seen, time.monotonic() - started))
+        self.post_message(self.LoadFinished(seen, time.monotonic() - started, follower))
+
+    def _make_follower(self) -> FileFollower | None:
+        """A follower of the file sources, primed now so it reports only later changes.
+
+        Runs in the load worker before the load reads anything: a file written during the
+        load is reported again and replaces its row by (source, id), never doubles it. Reads
+        through the screen's loader, so follow rows use the same counters as loaded ones.
+        """
+        if not self.sources:
+            return None
+
+        def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
+            return list(self.loader([str(path) for path in paths]))
+
+        follower = FileFollower(
+            self.sources, settle=FOLLOW_SETTLE, include_existing=False, loader=load_group
+        )
+        try:
+            follower.poll()
+        except OSError:
+            return None
+        return follower
 
     def _row_for(self, key: int, item: LoadResult) -> BrowserRow:
         """A row for one loaded item; an evaluation failure becomes an error row."""
@@ -272,8 +376,216 @@ class BrowserScreen(InspectorScreen[None]):
         summary = f"{contexts} artifacts, {errors} unreadable, in {message.seconds:.1f} s"
         self.sub_title = summary
         self.app.sub_title = summary
-        if not self.rows:
+        if not self.rows and self.sources:
             self.notify("nothing found in " + ", ".join(self.sources), severity="warning")
+        if message.follower is not None:
+            self._start_following(message.follower)
+
+    # --- live: following files and connections -----------------------------------------
+
+    def _from_connection(self, row: BrowserRow) -> bool:
+        """True for a row a live connection produced (a rebuilt window)."""
+        return row.artifact is not None and "live" in row.artifact.extra
+
+    def _live_row(self, artifact: Artifact) -> BrowserRow:
+        return self._row_for(next(self._live_keys), artifact)
+
+    def _problem_row(self, problem: SourceProblem) -> BrowserRow:
+        return error_row(next(self._live_keys), problem.error)
+
+    def _rows_for(self, events: Sequence[LiveEvent]) -> list[BrowserRow]:
+        """Rows for the artifacts and settled problems among `events` (worker side)."""
+        rows: list[BrowserRow] = []
+        for event in events:
+            if isinstance(event, NewArtifact):
+                rows.append(self._live_row(event.artifact))
+            elif isinstance(event, SourceProblem):
+                rows.append(self._problem_row(event))
+        return rows
+
+    def _start_following(self, follower: FileFollower) -> None:
+        """Scan the followed files every `FOLLOW_INTERVAL` seconds from now on.
+
+        A timer starts one short thread worker per scan (skipped while the previous one
+        runs) rather than one endless worker, so `app.workers.wait_for_complete()` still
+        means "the load is done" to callers and tests.
+        """
+        self._follower = follower
+        self.follow_state = SourceState("files", "following", f"{follower.file_count} files")
+        self._show_live()
+        if self._follow_timer is not None:
+            self._follow_timer.stop()
+        self._follow_timer = self.set_interval(FOLLOW_INTERVAL, self._follow_tick)
+
+    def _stop_following(self) -> None:
+        """Stop the scans (the follow state is left to the caller)."""
+        if self._follow_timer is not None:
+            self._follow_timer.stop()
+            self._follow_timer = None
+        self._follower = None
+        self.workers.cancel_group(self, "follow")
+
+    def _follow_tick(self) -> None:
+        """Start one scan unless the previous one is still running."""
+        if self._follower is None:
+            return
+        if self._follow_worker is None or self._follow_worker.is_finished:
+            files = self.follow_state.detail if self.follow_state is not None else ""
+            self._follow_worker = self.poll_files(self._follower, files)
+
+    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
+    def poll_files(self, follower: FileFollower, files: str) -> None:
+        """One scan of the followed files; post what changed (rows built here, off the UI)."""
+        try:
+            events: list[LiveEvent] = list(follower.poll())
+        except Exception as error:  # noqa: BLE001 - shown on the indicator, never a traceback
+            self.post_message(self.LiveEnded("follow", f"{type(error).__name__}: {error}"))
+            return
+        count = f"{follower.file_count} files"
+        if count != files:
+            events.append(SourceState("files", "following", count))
+        if events and not get_current_worker().is_cancelled:
+            self.post_message(self.LiveBatch(events, self._rows_for(events), "follow"))
+
+    def _connect_source(self, source: str) -> None:
+        """Open a ws:// or http:// source given on the command line, as the dialog would."""
+        from inspector.tui.screens.connect_dialog import build_request
+
+        try:
+            request = build_request(source, "", "auto", "main")
+        except ValueError as error:
+            self.notify(f"{source}: {error}", title="cannot connect", severity="error")
+            return
+        self.start_connection(request)
+
+    def start_connection(self, request: ConnectRequest | None) -> None:
+        """Show `request`'s live events from now on (replacing an open connection)."""
+        if request is None:
+            return
+        if request.kind == "files":
+            if request.source not in self.sources:
+                self.sources.append(request.source)
+            self.start_loading()
+            return
+        self.connection = request
+        self.tracker = LiveTracker()
+        self._show_live()
+        self.refresh_bindings()
+        self.connect_live(request)
+
+    @work(exclusive=True, group="connect", exit_on_error=False)
+    async def connect_live(self, request: ConnectRequest) -> None:
+        """Run the connection; post its events (rebuilt windows as rows) until cancelled."""
+        import asyncio
+
+        events: AsyncIterator[LiveEvent] = request.open()
+        try:
+            async for event in events:
+                rows = await asyncio.to_thread(self._rows_for, [event])
+                self.post_message(self.LiveBatch([event], rows, "connect"))
+            self.post_message(self.LiveEnded("connect"))
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - shown on the indicator, never a traceback
+            self.post_message(self.LiveEnded("connect", f"{type(error).__name__}: {error}"))
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+
+    def on_browser_screen_live_batch(self, message: LiveBatch) -> None:
+        """Add or replace rows by (source, id), drop removed ones, update the live panel."""
+        fresh = iter(message.rows)
+        changed = False
+        for event in message.events:
+            if isinstance(event, SourceState):
+                if message.origin == "follow":
+                    self.follow_state = event
+                elif self.tracker is not None:
+                    self.tracker.apply(event)
+            elif isinstance(event, NewArtifact | SourceProblem):
+                self._put_row(next(fresh))
+                changed = True
+            elif isinstance(event, SourceRemoved):
+                changed |= self._drop_rows(event)
+            elif self.tracker is not None and message.origin == "connect":
+                self.tracker.apply(event)
+        if changed:
+            self._refresh_table()
+        self._show_live()
+
+    def _put_row(self, row: BrowserRow) -> None:
+        """Replace the row of the same (source, id), keeping its key and place; else append.
+
+        A problem row replaces an earlier problem row of the same file; an artifact that
+        finally reads drops the problem row of its file.
+        """
+        if row.artifact is not None:
+            self.rows[:] = [
+                old for old in self.rows if old.error is None or old.source != row.source
+            ]
+        for index, old in enumerate(self.rows):
+            same = (
+                old.artifact is not None
+                and row.artifact is not None
+                and (old.artifact.source, old.artifact.id) == (row.artifact.source, row.artifact.id)
+            ) or (old.error is not None and row.error is not None and old.source == row.source)
+            if same:
+                row.key = old.key
+                self.rows[index] = row
+                return
+        self.rows.append(row)
+
+    def _drop_rows(self, event: SourceRemoved) -> bool:
+        """Drop the rows of a removed file (or the one artifact named); True when any went."""
+        kept = [
+            row
+            for row in self.rows
+            if not (
+                row.source == event.source
+                and (event.id is None or (row.artifact is not None and row.artifact.id == event.id))
+            )
+        ]
+        dropped = len(kept) != len(self.rows)
+        self.rows[:] = kept
+        return dropped
+
+    def on_browser_screen_live_ended(self, message: LiveEnded) -> None:
+        """Say on the indicator that following or the connection stopped, and why."""
+        detail = message.error or "stopped"
+        if message.origin == "follow":
+            self._stop_following()
+            self.follow_state = SourceState("files", "closed", f"following stopped: {detail}")
+        elif self.tracker is not None and self.connection is not None:
+            self.tracker.apply(SourceState(self.connection.source, "closed", detail))
+        if message.error:
+            self.notify(message.error, title=f"{message.origin} stopped", severity="error")
+        self._show_live()
+
+    def _show_live(self) -> None:
+        """Redraw the live panel from the follow state and the tracker."""
+        ratio = self.overrides.get("trigger_ratio")
+        threshold = float(ratio) * 100 if isinstance(ratio, int | float) else 80.0
+        self.query_one("#live-panel", LivePanel).show(self.follow_state, self.tracker, threshold)
+
+    def action_connect(self) -> None:
+        """Open the connect dialog; a chosen source starts showing live events."""
+        self.app.push_screen(ConnectDialog(), self.start_connection)
+
+    def action_disconnect(self) -> None:
+        """Close the live connection (its rows stay)."""
+        if self.connection is None:
+            return
+        self.workers.cancel_group(self, "connect")
+        self.on_browser_screen_live_ended(self.LiveEnded("connect"))
+        self.connection = None
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Disconnect only while connected."""
+        if action == "disconnect":
+            return self.connection is not None
+        return True
 
     # --- filter and sort ----------------------------------------------------------------
 

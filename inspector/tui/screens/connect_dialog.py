@@ -116,6 +116,9 @@ class ConnectDialog(ModalScreen[ConnectRequest | None]):
     ConnectDialog Button { margin-left: 2; }
     """
 
+    #: Typing starts in the source field (the scrolling body would take focus otherwise).
+    AUTO_FOCUS = "#connect-source"
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding(
