@@ -98,7 +98,9 @@ def artifact_row(
     recorded = artifact.recorded
     row = BrowserRow(key=key, artifact=artifact, error=None, title=artifact.id)
     row.timestamp = (
-        artifact.timestamp if artifact.timestamp is not None else recorded_value(recorded, "timestamp")
+        artifact.timestamp
+        if artifact.timestamp is not None
+        else recorded_value(recorded, "timestamp")
     )
     if not isinstance(row.timestamp, int | float) or isinstance(row.timestamp, bool):
         row.timestamp = None
@@ -129,7 +131,9 @@ def artifact_row(
             "total_tokens",
         )
     )
-    row.after = _int(recorded_value(recorded, "tokens_after", "total_tokens_after", "benefit.tokens_after"))
+    row.after = _int(
+        recorded_value(recorded, "tokens_after", "total_tokens_after", "benefit.tokens_after")
+    )
     ratio = recorded_value(recorded, "reduction_ratio", "benefit.reduction_ratio")
     row.reduction = (
         float(ratio) if isinstance(ratio, int | float) and not isinstance(ratio, bool) else None
