@@ -104,11 +104,23 @@ async def test_session_merges_gateway_and_trajectory_with_pokes() -> None:
         )
         await gateway.aemit(SESSION, sample_frame("context_usage", SESSION))
         await gateway.aemit(SESSION, sample_frame("trace_updated_final", SESSION))
-        update = await next_matching(events, lambda e: isinstance(e, NewArtifact), timeout=4)
+        repriced = await next_matching(events, lambda e: isinstance(e, NewArtifact), timeout=4)
+        assert isinstance(repriced, NewArtifact) and repriced.change == "updated"
+        assert repriced.artifact.extra["live"]["window_id"] == "main:window-7"
+        assert repriced.artifact.snapshot is not None
         assert (
-            isinstance(update, NewArtifact)
-            and update.artifact.extra["live"]["window_id"] == "main:window-8"
+            repriced.artifact.snapshot.tuning.context_max
+            != first.artifact.snapshot.tuning.context_max
+        ), "the window rebuilt before the agent reported its size is priced again"
+        update = await next_matching(
+            events,
+            lambda e: (
+                isinstance(e, NewArtifact)
+                and e.artifact.extra["live"]["window_id"] == "main:window-8"
+            ),
+            timeout=4,
         )
+        assert isinstance(update, NewArtifact)
         assert update.artifact.snapshot is not None
         assert update.artifact.snapshot.tuning.context_max == 128000  # learned from context.usage
         assert live.tracker.operations["op-dialogue"].done

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
@@ -24,6 +25,7 @@ from inspector.sources.live.events import (
     ContextUsage,
     GatewayEvent,
     LiveEvent,
+    NewArtifact,
     SourceState,
     TraceUpdated,
 )
@@ -113,6 +115,8 @@ class LiveSession:
         self.trajectory_url = trajectory_url
         self.subject_id = subject_id
         self.tuning = tuning
+        #: The last rebuilt window, re-priced when the agent reports its context size.
+        self._last_window: NewArtifact | None = None
         self.backoff = backoff
         self.poll_interval = poll_interval
         self.idle_interval = idle_interval
@@ -177,25 +181,51 @@ class LiveSession:
                     streams -= 1
                     continue
                 self.tracker.apply(event)
-                self._learn_context_max(event)
+                learned = self._learn_context_max(event)
+                if isinstance(event, NewArtifact):
+                    event = self._priced(event)
+                    self._last_window = event
                 yield event
+                if learned and self._last_window is not None:
+                    # a window rebuilt before the agent reported its size: price it again
+                    self._last_window = self._priced(self._last_window, change="updated")
+                    yield self._last_window
         finally:
             await self.close()
 
-    def _learn_context_max(self, event: LiveEvent) -> None:
-        """The agent's window size (from usage or compression frames) prices rebuilt windows."""
+    def _learn_context_max(self, event: LiveEvent) -> bool:
+        """The agent's window size (from usage or compression frames) prices rebuilt windows.
+
+        True when it changed what this session knew.
+        """
         context_max = getattr(event, "context_max", None)
         if (
             not isinstance(event, ContextUsage | CompressionState)
-            or not context_max
+            or not isinstance(context_max, int)
             or context_max <= 0
         ):
-            return
+            return False
         base = self.tuning or Tuning()
-        if base.context_max != context_max:
-            self.tuning = base.with_(context_max=context_max)
-            if self.follower is not None:
-                self.follower.window.tuning = self.tuning
+        if base.context_max == context_max and self.tuning is not None:
+            return False
+        self.tuning = base.with_(context_max=context_max)
+        if self.follower is not None:
+            self.follower.window.tuning = self.tuning
+        return True
+
+    def _priced(self, event: NewArtifact, change: str | None = None) -> NewArtifact:
+        """The rebuilt window with the agent's learned context_max (when known)."""
+        snapshot = event.artifact.snapshot
+        if self.tuning is None or snapshot is None:
+            return event if change is None else dataclasses.replace(event, change=change)
+        if snapshot.tuning.context_max != self.tuning.context_max:
+            tuned = dataclasses.replace(
+                snapshot, tuning=snapshot.tuning.with_(context_max=self.tuning.context_max)
+            )
+            event = dataclasses.replace(
+                event, artifact=dataclasses.replace(event.artifact, snapshot=tuned)
+            )
+        return event if change is None else dataclasses.replace(event, change=change)
 
     async def close(self) -> None:
         """Stop both sources."""
