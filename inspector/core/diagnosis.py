@@ -9,56 +9,14 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.checks import Check, CheckStatus, Finding, Severity  # noqa: F401 - re-exported
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.messages import INTERNAL_USER_PREFIXES
 from inspector.core.tuning import Tuning
-
-CheckStatus = Literal["pass", "fail", "info", "skip"]
-Severity = Literal["info", "warning"]
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One step of the trigger decision."""
-
-    key: str
-    title: str
-    status: CheckStatus
-    sentence: str
-    numbers: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form for `why --json`."""
-        return {
-            "key": self.key,
-            "title": self.title,
-            "status": self.status,
-            "sentence": self.sentence,
-            "numbers": dict(self.numbers),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """A pitfall or fact worth knowing about this context and tuning."""
-
-    key: str
-    severity: Severity
-    sentence: str
-    numbers: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form for `why --json`."""
-        return {
-            "key": self.key,
-            "severity": self.severity,
-            "sentence": self.sentence,
-            "numbers": dict(self.numbers),
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,11 @@ snapshot to what openJiuwen logged (read by `inspector.sources.loader`, kept in 
 here): `session_id` and `context_id` (raw ids, as the debug records write them) and
 `timestamp` (epoch seconds of the `threshold_check` whose context this is). With all three
 and `processor`, the snapshot is the context of that one evaluation in a loaded debug log.
+Keys that say which processor, family and release a snapshot is for (DESIGN.md, CLI
+contract): `processor_family` (`forked`, the default, or `standard`), `openjiuwen_version`,
+`engine_config`, and for the standard family's add hook `hook` and `added_from`. `config`
+is kept raw (openJiuwen's field names) beside the forked `tuning` read from it, so a
+strategy of any family builds its own settings from it.
 Unknown keys (`expected`, `generator`, ...) are tolerated and kept in `extra`.
 Must not import anything outside the standard library and `inspector.core`.
 """
@@ -41,6 +46,20 @@ class ContextSnapshot:
     #: Which tuning values the source actually recorded (the rest are defaults).
     recorded_fields: frozenset[str] = frozenset()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The processor's class name as the source wrote it (None: not recorded).
+    processor_name: str | None = None
+    #: `forked` (openJiuwen's forked compressors, the default) or `standard`.
+    family: str = "forked"
+    #: The openJiuwen release the source says it was written by (None: not recorded).
+    openjiuwen_version: str | None = None
+    #: The processor's own config as recorded, by openJiuwen's field names.
+    config: Mapping[str, Any] = field(default_factory=dict)
+    #: The `ContextEngineConfig` fields recorded with the context.
+    engine_config: Mapping[str, Any] = field(default_factory=dict)
+    #: Which processor hook decided: `add_messages` or `get_context_window` (None: not recorded).
+    hook: str | None = None
+    #: For the add hook: index of the first message of the incoming batch.
+    added_from: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize in the snapshot interchange format."""
@@ -62,6 +81,18 @@ class ContextSnapshot:
         }
         if not self.tuning.tool_boundary:
             out["tool_boundary"] = False
+        if self.family != "forked":
+            out["processor_family"] = self.family
+            out["processor"] = self.processor_name or out["processor"]
+            out["config"] = dict(self.config)
+        if self.openjiuwen_version is not None:
+            out["openjiuwen_version"] = self.openjiuwen_version
+        if self.engine_config:
+            out["engine_config"] = dict(self.engine_config)
+        if self.hook is not None:
+            out["hook"] = self.hook
+        if self.added_from is not None:
+            out["added_from"] = self.added_from
         return out
 
 
@@ -75,6 +106,8 @@ def tuning_from_record(
     values: dict[str, Any] = {}
     present: set[str] = set()
     processor = raw.get("processor")
+    if raw.get("processor_family", "forked") != "forked":
+        processor = None  # a standard processor's name is not a forked tuning's processor
     if processor is not None:
         if not isinstance(processor, str):
             raise ConfigError("processor", processor, "a processor name")
@@ -83,6 +116,8 @@ def tuning_from_record(
     config = raw.get("config") or {}
     if not isinstance(config, Mapping):
         raise FormatError("'config' must be an object")
+    if raw.get("processor_family", "forked") != "forked":
+        config = {}  # a standard processor's config is read by its own strategy
     for key, name in _CONFIG_KEYS.items():
         if key in config and config[key] is not None:
             values[name] = config[key]
@@ -113,6 +148,27 @@ def snapshot_from_dict(raw: Any, default_id: str = "snapshot") -> ContextSnapsho
     if not isinstance(system, list) or not isinstance(tools, list):
         raise FormatError("'system_messages' and 'tools' must be lists")
     tuning, present = tuning_from_record(raw)
+    family = raw.get("processor_family", "forked")
+    if family not in ("forked", "standard"):
+        raise FormatError(f"'processor_family' must be 'forked' or 'standard', got {family!r}")
+    config = raw.get("config") or {}
+    engine_config = raw.get("engine_config") or {}
+    if not isinstance(engine_config, Mapping):
+        raise FormatError("'engine_config' must be an object")
+    version, hook, added_from = (
+        raw.get("openjiuwen_version"),
+        raw.get("hook"),
+        raw.get("added_from"),
+    )
+    if version is not None and not isinstance(version, str):
+        raise FormatError("'openjiuwen_version' must be a release string such as '0.1.19.post2'")
+    if hook is not None and hook not in ("add_messages", "get_context_window"):
+        raise FormatError(f"'hook' must be 'add_messages' or 'get_context_window', got {hook!r}")
+    if added_from is not None and (
+        isinstance(added_from, bool) or not isinstance(added_from, int) or added_from < 0
+    ):
+        raise FormatError("'added_from' must be an integer >= 0")
+    processor_name = raw.get("processor")
     known = {
         "id",
         "processor",
@@ -123,6 +179,11 @@ def snapshot_from_dict(raw: Any, default_id: str = "snapshot") -> ContextSnapsho
         "messages",
         "tools",
         "tool_boundary",
+        "processor_family",
+        "openjiuwen_version",
+        "engine_config",
+        "hook",
+        "added_from",
     }
     return ContextSnapshot(
         id=str(raw.get("id") or default_id),
@@ -132,6 +193,13 @@ def snapshot_from_dict(raw: Any, default_id: str = "snapshot") -> ContextSnapsho
         tuning=tuning,
         recorded_fields=frozenset(present),
         extra={k: v for k, v in raw.items() if k not in known},
+        processor_name=processor_name if isinstance(processor_name, str) else None,
+        family=family,
+        openjiuwen_version=version,
+        config=dict(config),
+        engine_config=dict(engine_config),
+        hook=hook,
+        added_from=added_from,
     )
 
 

@@ -1,0 +1,1 @@
+"""Strategies: one protocol (`base`), one registry (`registry`). See `base` for the flow."""

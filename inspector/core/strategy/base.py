@@ -1,0 +1,250 @@
+"""The one interface every compaction strategy implements, and the values it returns.
+
+A strategy is one processor of one family (and release profile): openJiuwen's forked
+compressors, the standard processors, the HybridCompressor. Front ends (CLI, TUI, reports)
+only ever talk to this protocol and the registry: they never name a strategy.
+
+The flow is always the same:
+
+    strategy = registry.resolve(name)
+    settings = strategy.recorded_settings(snapshot)        # what the source recorded
+    settings = settings.with_(trigger_context_ratio=0.6)   # the user's tuning, validated
+    prepared = strategy.prepare(snapshot, counters)        # count once (per token mode)
+    decision = strategy.decide(prepared, settings)         # microseconds per re-split
+
+Must not import anything outside the standard library, pydantic and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from inspector.core.artifact import Artifact
+from inspector.core.checks import Check, Finding
+from inspector.core.errors import ConfigError
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.tokens import TokenCounter
+
+#: Region names a strategy may use; each has one style in `render` (and a TCSS class).
+RegionName = Literal["prefix", "compress", "tail", "offload", "fold", "summary", "outside"]
+Family = Literal["forked", "standard", "hybrid"]
+
+
+class Settings(BaseModel):
+    """Base of every strategy's settings: immutable, strict, unknown fields refused.
+
+    Subclasses declare their fields with openJiuwen's names, defaults and ranges
+    (`Field(..., gt=0, lt=1, description=...)`); the Tune panel, the CLI flags, `--help`
+    and the JSON Schema are generated from them. `json_schema_extra={"sweep": False}` on a
+    field keeps it out of sweeps and flips; `{"what_if": True}` marks a field openJiuwen
+    itself cannot set (shown as a what-if).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    def with_(self, **changes: Any) -> Self:
+        """A validated copy with some fields changed; ConfigError names the first bad field."""
+        if not changes:
+            return self
+        try:
+            return self.model_validate({**self.model_dump(), **changes})
+        except ValidationError as error:
+            raise config_error(error, {**self.model_dump(), **changes}) from None
+
+    @classmethod
+    def build(cls, values: Mapping[str, Any]) -> Self:
+        """Validate a mapping of field values (unknown names refused)."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as error:
+            raise config_error(error, values) from None
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The tunable fields, in declaration order."""
+        return tuple(cls.model_fields)
+
+
+def config_error(error: ValidationError, values: Mapping[str, Any]) -> ConfigError:
+    """Our ConfigError (field, value, allowed range in words) from pydantic's first error."""
+    first = error.errors()[0]
+    name = str(first["loc"][0]) if first.get("loc") else "settings"
+    ctx = first.get("ctx") or {}
+    bounds = [
+        f"{word} {ctx[key]}"
+        for key, word in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+        if key in ctx
+    ]
+    if first["type"] == "extra_forbidden":
+        allowed = "a known setting of this processor"
+    elif first["type"] == "literal_error":
+        allowed = str(ctx.get("expected", "one of the listed values"))
+    elif bounds:
+        kind = (
+            "an integer"
+            if "int" in first["type"] or isinstance(values.get(name), int)
+            else "a number"
+        )
+        allowed = f"{kind} {name} " + " and ".join(bounds)
+    else:
+        allowed = first["msg"].lower()
+    return ConfigError(name, values.get(name, first.get("input")), allowed)
+
+
+@dataclass(frozen=True, slots=True)
+class RegionRange:
+    """A half-open range of context-message indices and what the strategy does with them."""
+
+    name: RegionName
+    start: int
+    end: int
+    #: What the region is called in this strategy's words ("preserved prefix", "offloaded").
+    label: str
+
+    @property
+    def size(self) -> int:
+        """Messages in the range."""
+        return max(self.end - self.start, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One strategy's decision on one context under one set of settings.
+
+    Field names follow the CLI contract (`why --json`). `regions` cover the context messages
+    in order (gaps are "outside"); `span` holds the contract's three counts as the processor
+    names them. `numbers` carries the strategy's own numbers (thresholds, budgets, water
+    levels), added to `why --json` as they are.
+    """
+
+    strategy: str
+    processor: str
+    family: Family
+    settings: Settings
+    hit: bool
+    reason: str
+    #: Headline words: "COMPRESSES", "DOES NOT COMPRESS", "OFFLOADS", "STOPS AT LEVEL 1" ...
+    verdict: str
+    total_tokens: int | None
+    threshold: int | None
+    target_tokens: int | None
+    min_target_tokens: int | None
+    effective_keep: int | None
+    regions: tuple[RegionRange, ...]
+    span: Mapping[str, int]
+    checks: tuple[Check, ...]
+    findings: tuple[Finding, ...]
+    numbers: Mapping[str, Any] = field(default_factory=dict)
+    exact_counting: bool = True
+    counting_note: str = ""
+    #: Per-message sentences (what happened to message i), when the strategy has them.
+    message_notes: Mapping[int, str] = field(default_factory=dict)
+    #: Token count of each context message as this decision priced it (for bars), when known.
+    message_tokens: tuple[int, ...] | None = None
+    #: The strategy's native result, for that strategy's own code only (never read by front ends).
+    native: Any = field(default=None, repr=False, compare=False)
+
+    def region_of(self, index: int) -> RegionName:
+        """Which region message `index` falls in."""
+        for region in self.regions:
+            if region.start <= index < region.end:
+                return region.name
+        return "outside"
+
+    def region_label(self, index: int) -> str:
+        """The strategy's word for the region of message `index`."""
+        for region in self.regions:
+            if region.start <= index < region.end:
+                return region.label
+        return "outside"
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """Setting `param` from `current` to `value` flips the decision to `decision`."""
+
+    param: str
+    current: Any
+    value: Any
+    settings: Settings
+    decision: Decision
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint:
+    """The decision at one value of a swept parameter."""
+
+    value: Any
+    decision: Decision
+
+
+@runtime_checkable
+class Prepared(Protocol):
+    """A context made ready by one strategy (counted once); opaque to front ends."""
+
+    snapshot: ContextSnapshot
+
+
+class Strategy(Protocol):
+    """What every strategy provides. Implementations live in `inspector.core.<family>` packages
+    and are listed once in `inspector.core.strategy.registry`."""
+
+    #: Registry key, stable in files and on the command line ("current_round", "hybrid", ...).
+    key: ClassVar[str]
+    #: openJiuwen's class name (or the strategy's own name).
+    processor: ClassVar[str]
+    family: ClassVar[Family]
+    #: One line for menus and help.
+    title: ClassVar[str]
+    settings_model: ClassVar[type[Settings]]
+
+    def recorded_settings(self, snapshot: ContextSnapshot) -> Settings:
+        """The settings the source recorded for this strategy (defaults for the rest)."""
+        ...
+
+    def assumed_fields(self, snapshot: ContextSnapshot) -> frozenset[str]:
+        """Fields of `recorded_settings` the source did not record (defaults or inferred)."""
+        ...
+
+    def prepare(self, snapshot: ContextSnapshot, counters: Mapping[str, TokenCounter]) -> Prepared:
+        """Count the context once so that `decide` is cheap for any settings."""
+        ...
+
+    def decide(
+        self, prepared: Prepared, settings: Settings, artifact: Artifact | None = None
+    ) -> Decision:
+        """The decision, checks and findings for these settings (`artifact`: what was recorded)."""
+        ...
+
+    def flips(self, prepared: Prepared, settings: Settings) -> Sequence[Flip]:
+        """The smallest single change per parameter that flips the decision."""
+        ...
+
+    def sweep_params(self) -> tuple[str, ...]:
+        """Fields that can be swept."""
+        ...
+
+    def sweep(
+        self, prepared: Prepared, settings: Settings, param: str, values: Sequence[Any] | None
+    ) -> Sequence[SweepPoint]:
+        """The decision at each value of `param` (None: a sensible range around the current)."""
+        ...
+
+
+def flip_indices(points: Sequence[SweepPoint]) -> list[int]:
+    """Indices where the decision (hit, reason, verdict) differs from the previous point."""
+    return [
+        i
+        for i in range(1, len(points))
+        if (points[i].decision.hit, points[i].decision.reason, points[i].decision.verdict)
+        != (
+            points[i - 1].decision.hit,
+            points[i - 1].decision.reason,
+            points[i - 1].decision.verdict,
+        )
+    ]
