@@ -38,6 +38,8 @@ class StandardPrepared:
     added_from: int
     system: tuple[Message, ...]
     tools: tuple[Tool, ...]
+    #: The add call passed `system_messages` and `tools` (no caller in openJiuwen does).
+    add_passes_window: bool = False
     cache: dict[Any, Any] = field(default_factory=dict)
 
     @property
@@ -69,6 +71,11 @@ def prepare_standard(
     """Pick release, counter and hook for a snapshot (nothing is counted yet)."""
     choice = choose_release(snapshot.openjiuwen_version)
     add_kwargs = snapshot.extra.get("add_kwargs")
+    passes = isinstance(add_kwargs, Mapping) and bool(
+        add_kwargs.get("pass_system_and_tools")
+        or add_kwargs.get("system_messages")
+        or add_kwargs.get("tools")
+    )
     facts = EngineFacts.read(
         choice.release,
         snapshot.engine_config,
@@ -99,6 +106,7 @@ def prepare_standard(
         added_from=added_from,
         system=snapshot.system_messages,
         tools=snapshot.tools,
+        add_passes_window=passes,
     )
 
 
