@@ -250,9 +250,7 @@ def _fold_texts(messages: Sequence[Message], start: int, end: int) -> tuple[str,
     return calls_json, json.dumps(results, ensure_ascii=False, indent=2)
 
 
-def evaluate_reasoning_loop(
-    prep: StandardPrepared, settings: ReasoningToolLoopSettings
-) -> Outcome:
+def evaluate_reasoning_loop(prep: StandardPrepared, settings: ReasoningToolLoopSettings) -> Outcome:
     """ReasoningToolLoopCompactProcessor (0.1.16): repeated reasoning with the same tool set."""
     messages = prep.messages
     n = len(messages)

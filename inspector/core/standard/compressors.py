@@ -188,9 +188,7 @@ def _cut_sentence(n: int, cut: int, settings: DialogueSettings) -> str:
     return ", ".join(parts)
 
 
-def _memory_runs(
-    prep: StandardPrepared, min_blocks: int
-) -> list[list[int]]:
+def _memory_runs(prep: StandardPrepared, min_blocks: int) -> list[list[int]]:
     messages = prep.messages
     runs: list[list[int]] = []
     start: int | None = None
@@ -282,7 +280,9 @@ def evaluate_current_round(prep: StandardPrepared, settings: CurrentRoundSetting
             )
         )
     checks.append(check("span", "span after the last user message", span is not None, why_span))
-    first_stage = span_tokens is not None and span_tokens >= settings.min_selected_tokens_for_compression
+    first_stage = (
+        span_tokens is not None and span_tokens >= settings.min_selected_tokens_for_compression
+    )
     if span_tokens is not None:
         checks.append(
             check(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from inspector.core.messages import Message, Tool, is_mapping
@@ -250,11 +250,3 @@ def _sanitised_fallback_piece(counter: StandardCounter, message: Message) -> int
     if counter.release == "0.1.19":
         fallback = TokenCounter("tiktoken_cl100k", lambda text: len(text) // 3)
     return fallback.piece_tokens(message)
-
-
-def total_of(values: Iterable[int]) -> int:
-    """Sum helper kept for readability at call sites."""
-    return sum(values)
-
-
-EncodeLen = Callable[[str], int]

@@ -304,10 +304,7 @@ def evaluate_tool_result_budget(
         ),
     ]
     offload = [c[0] for r in acting for c in r[3]]
-    if not over:
-        reason = "below_threshold"
-    else:
-        reason = "reached_threshold" if hit else "no_candidate"
+    reason = "below_threshold" if not over else ("reached_threshold" if hit else "no_candidate")
     return Outcome(
         hit=hit,
         reason=reason,
@@ -357,8 +354,7 @@ def evaluate_tool_result_window(
             "matched",
             "matching tool results",
             len(matched) > k,
-            f"{len(matched)} result(s) of tools ending with {settings.tool_names}; "
-            f"keep_last_k {k}",
+            f"{len(matched)} result(s) of tools ending with {settings.tool_names}; keep_last_k {k}",
             matched=len(matched),
             keep_last_k=k,
         ),

@@ -13,14 +13,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.checks import Check, Finding
+from inspector.core.checks import Check, CheckStatus, Finding
 from inspector.core.messages import Message, Tool
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.standard.counting import StandardCounter
-from inspector.core.standard.release import EngineFacts, ReleaseChoice, choose_release
+from inspector.core.standard.release import CounterKind, EngineFacts, ReleaseChoice, choose_release
 from inspector.core.strategy.base import RegionName, RegionRange
 from inspector.core.tokens import TokenCounter
 
+#: A snapshot's explicit `token_mode` and the counter it stands for.
+_TOKEN_MODES: dict[str, CounterKind] = {
+    "tiktoken_cl100k": "tiktoken",
+    "len_div_4": "none",
+    "string_length": "string_length",
+}
 ADD = "add_messages"
 GET = "get_context_window"
 
@@ -81,12 +87,9 @@ def prepare_standard(
         snapshot.engine_config,
         add_kwargs if isinstance(add_kwargs, Mapping) else {},
     )
-    kind = facts.counter_kind(snapshot.engine_config)
+    kind: CounterKind = facts.counter_kind(snapshot.engine_config)
     if "token_mode" in snapshot.recorded_fields:
-        mode = snapshot.tuning.token_mode
-        kind = {"tiktoken_cl100k": "tiktoken", "len_div_4": "none"}.get(str(mode), kind)
-        if str(mode) == "string_length":
-            kind = "string_length"
+        kind = _TOKEN_MODES.get(str(snapshot.tuning.token_mode), kind)
     counter = StandardCounter(choice.release, kind, counters.get("tiktoken_cl100k"))
     hook = snapshot.hook or default_hook
     n = len(snapshot.messages)
@@ -166,9 +169,7 @@ def fill_regions(
     return tuple(out)
 
 
-def check(
-    key: str, title: str, passed: bool | None, sentence: str, **numbers: Any
-) -> Check:
+def check(key: str, title: str, passed: bool | None, sentence: str, **numbers: Any) -> Check:
     """A check: passed True -> pass, False -> fail, None -> info."""
-    status = "info" if passed is None else ("pass" if passed else "fail")
+    status: CheckStatus = "info" if passed is None else ("pass" if passed else "fail")
     return Check(key, title, status, sentence, numbers)

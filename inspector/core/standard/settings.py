@@ -8,14 +8,19 @@ MessageSummaryOffloader. Must not import anything outside pydantic and `inspecto
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from inspector.core.strategy.base import Settings
 
 Role = Literal["user", "assistant", "tool"]
-_NO_SWEEP = {"sweep": False}
+_NO_SWEEP: dict[str, Any] = {"sweep": False}
+
+
+def _tool_roles() -> list[Role]:
+    return ["tool"]
+
 
 _MODEL = Field(
     default=None,
@@ -31,7 +36,7 @@ class MessageSummaryOffloaderSettings(Settings):
         1000, gt=0, description="A new message larger than this (tokens, +3) is summarised."
     )
     offload_message_type: list[Role] = Field(
-        default_factory=lambda: ["tool"],
+        default_factory=_tool_roles,
         description="Roles of new messages that may be offloaded.",
         json_schema_extra=_NO_SWEEP,
     )
@@ -68,7 +73,7 @@ class MessageOffloaderSettings(Settings):
         1000, gt=0, description="A message longer than this (characters) is a candidate."
     )
     offload_message_type: list[Role] = Field(
-        default_factory=lambda: ["tool"],
+        default_factory=_tool_roles,
         description="Roles that may be offloaded.",
         json_schema_extra=_NO_SWEEP,
     )

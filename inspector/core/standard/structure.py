@@ -48,9 +48,7 @@ def completed_api_rounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
     start: int | None = None
     pending: set[str] | None = None
     for i, message in enumerate(messages):
-        if start is None:
-            start = i
-        elif message.role == "user" and pending is None:
+        if start is None or message.role == "user" and pending is None:
             start = i
         if has_calls(message):
             pending = {c.id for c in message.tool_calls if c.id}
