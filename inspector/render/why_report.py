@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact
+from inspector.core.checks import Check, Finding
 from inspector.core.diagnosis import n
 from inspector.core.strategy.base import Decision, Flip, RegionRange
 from inspector.core.strategy.fields import fields_of
@@ -102,12 +103,12 @@ def messages_table(decision: Decision, limit: int = 60) -> Table | None:
     return table
 
 
-def checks_table(decision: Decision) -> Table:
+def checks_table(checks: Sequence[Check]) -> Table:
     """The ordered checks with pass/fail marks and their sentences."""
     table = Table(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(width=1)
     table.add_column()
-    for check in decision.checks:
+    for check in checks:
         mark, style = STATUS_MARKS[check.status]
         body = Text.assemble(
             (check.title, "bold" if check.status != "skip" else "dim"),
@@ -118,14 +119,14 @@ def checks_table(decision: Decision) -> Table:
     return table
 
 
-def findings_table(decision: Decision) -> Table | Text:
+def findings_table(findings: Sequence[Finding]) -> Table | Text:
     """Findings with severity marks."""
-    if not decision.findings:
+    if not findings:
         return Text("none", style="dim")
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(width=1)
     table.add_column()
-    for finding in decision.findings:
+    for finding in findings:
         mark, style = STATUS_MARKS["warning" if finding.severity == "warning" else "info"]
         table.add_row(Text(mark, style=style), Text(finding.sentence))
     return table
@@ -222,8 +223,12 @@ def why_report(
         outcomes = messages_table(decision)
         if outcomes is not None:
             parts += [Text(""), Text("Messages", style="bold underline"), outcomes]
-        parts += [Text(""), Text("Checks", style="bold underline"), checks_table(decision)]
-        parts += [Text(""), Text("Findings", style="bold underline"), findings_table(decision)]
+        parts += [Text(""), Text("Checks", style="bold underline"), checks_table(decision.checks)]
+        parts += [
+            Text(""),
+            Text("Findings", style="bold underline"),
+            findings_table(decision.findings),
+        ]
         parts += [
             Text(""),
             Text("Smallest change that flips the verdict", style="bold underline"),
