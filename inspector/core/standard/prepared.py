@@ -46,6 +46,8 @@ class StandardPrepared:
     tools: tuple[Tool, ...]
     #: The add call passed `system_messages` and `tools` (no caller in openJiuwen does).
     add_passes_window: bool = False
+    #: How cl100k counting is available (from the front end), shown when it is inexact.
+    counting_note: str = ""
     cache: dict[Any, Any] = field(default_factory=dict)
 
     @property
@@ -73,6 +75,7 @@ def prepare_standard(
     snapshot: ContextSnapshot,
     counters: Mapping[str, TokenCounter],
     default_hook: str = ADD,
+    counting_note: str = "",
 ) -> StandardPrepared:
     """Pick release, counter and hook for a snapshot (nothing is counted yet)."""
     choice = choose_release(snapshot.openjiuwen_version)
@@ -110,6 +113,7 @@ def prepare_standard(
         system=snapshot.system_messages,
         tools=snapshot.tools,
         add_passes_window=passes,
+        counting_note=counting_note,
     )
 
 

@@ -105,9 +105,16 @@ class StandardStrategy:
 
     # --- preparing and deciding -----------------------------------------------------------
 
-    def prepare(self, snapshot: ContextSnapshot, counters: Mapping[str, TokenCounter]) -> Prepared:
-        """Release, counter and hook for this snapshot; counts are memoised as decisions ask."""
-        return prepare_standard(snapshot, counters, self.default_hook)
+    def prepare(
+        self,
+        snapshot: ContextSnapshot,
+        counters: Mapping[str, TokenCounter],
+        counting_note: str = "",
+    ) -> Prepared:
+        """Release, counter and hook for this snapshot; counts are memoised as decisions ask.
+
+        `counting_note` (how cl100k is available) is shown when cl100k counting is inexact."""
+        return prepare_standard(snapshot, counters, self.default_hook, counting_note)
 
     def _prep(self, prepared: Prepared) -> StandardPrepared:
         if not isinstance(prepared, StandardPrepared):
@@ -188,7 +195,10 @@ class StandardStrategy:
     def _counting_note(self, prep: StandardPrepared) -> str:
         parts = [prep.choice.note, f"counter: {prep.counter.class_name}"]
         if not prep.counter.exact:
-            parts.append("cl100k is not available here: each piece counted as characters/4")
+            parts.append(
+                prep.counting_note
+                or "cl100k is not available here: each piece counted as characters/4"
+            )
         return "; ".join(parts)
 
     def _context_checks(self, prep: StandardPrepared) -> list[Check]:
