@@ -18,6 +18,7 @@ context_max, event_started and, for RoundLevelCompressor, its numbers and target
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import os
@@ -257,10 +258,8 @@ def main(argv: list[str]) -> int:
     logging.disable(logging.CRITICAL)
     installed = metadata.version("openjiuwen")
     for name in MODULES.values():
-        try:
+        with contextlib.suppress(ImportError):  # ReasoningToolLoop exists only in 0.1.16
             importlib.import_module("openjiuwen.core.context_engine.processor." + name)
-        except ImportError:
-            pass
     done = 0
     with source.open(encoding="utf-8") as inp, target.open("a", encoding="utf-8") as out:
         for line in inp:

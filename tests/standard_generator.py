@@ -243,9 +243,11 @@ def generate(per: int, seed: int) -> list[dict[str, Any]]:
                 ):
                     case["add_kwargs"]["pass_system_and_tools"] = True
 
-                def measure(config: dict[str, Any], case: dict[str, Any] = case) -> dict[str, Any]:
+                def measure(
+                    config: dict[str, Any], case: dict[str, Any] = case, name: str = processor
+                ) -> dict[str, Any]:
                     snapshot = snapshot_from_dict({**case, "config": config})
-                    strategy = for_processor(processor)
+                    strategy = for_processor(name)
                     prepared = strategy.prepare(snapshot, counters)
                     settings = strategy.recorded_settings(snapshot)
                     return dict(strategy.outcome(prepared, settings).details)
