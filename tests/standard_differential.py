@@ -164,6 +164,51 @@ def _round_level(
     return details
 
 
+async def _library_details(
+    proc: Any, ctx: Any, case: dict[str, Any], parts: dict[str, Any]
+) -> dict[str, Any]:
+    """The numbers behind the decision, from the processor's own helpers."""
+    from openjiuwen.core.context_engine.processor.budget_guard import effective_context_budget
+    from openjiuwen.core.context_engine.processor.compressor.util import count_messages_tokens
+
+    name = case["processor"]
+    messages = parts["all"]
+    if name == "RoundLevelCompressor":
+        return _round_level(proc, ctx, case, parts)
+    if name == "DialogueCompressor":
+        cut = await proc.get_compress_idx(messages)
+        targets = None
+        if cut != -1:
+            found = proc._build_compress_targets(messages[:cut])
+            targets = [[t.block_id, t.user_idx, t.start_idx, t.end_idx] for t in found]
+        return {
+            "tokens": proc._count_messages_tokens(ctx, messages),
+            "compress_idx": cut,
+            "targets": targets,
+        }
+    if name == "CurrentRoundCompressor":
+        return {
+            "tokens": count_messages_tokens(messages, ctx.token_counter(), proc.processor_type()),
+            "last_user_idx": await proc.get_compress_idx(messages),
+        }
+    if name == "FullCompactProcessor":
+        boundary = proc._find_last_compaction_boundary_index(messages)
+        active = messages[boundary + 1 :]
+        return {
+            "api_round": proc._api_round(messages),
+            "tokens": proc._count_context_window_tokens([], messages, [], ctx),
+            "boundary_index": boundary,
+            "active_len": len(active),
+            "keep_count": len(proc._select_messages_to_keep(active)),
+        }
+    if name in ("MicroCompactProcessor", "ReasoningToolLoopCompactProcessor"):
+        return {"api_round": proc._api_round(messages)}
+    if name == "MessageSummaryOffloader":
+        budget = effective_context_budget(ctx, model_config=proc.config.model)
+        return {"placeholder_limit": min(proc.config.large_message_threshold, budget)}
+    return {}
+
+
 async def run_case(case: dict[str, Any]) -> dict[str, Any]:
     """The real library's decision and numbers for one case."""
     from openjiuwen.core.context_engine import ContextEngine
@@ -241,11 +286,8 @@ async def run_case(case: dict[str, Any]) -> dict[str, Any]:
         "summary": state["summary"],
         "model": state["model"],
     }
-    details: dict[str, Any] = {}
-    if case["processor"] == "RoundLevelCompressor":
-        parts = {"system": system, "tools": tools, "all": all_messages, "pass": passes}
-        details = _round_level(proc, ctx, case, parts)
-    expected["details"] = details
+    parts = {"system": system, "tools": tools, "all": all_messages, "pass": passes}
+    expected["details"] = await _library_details(proc, ctx, case, parts)
     return expected
 
 

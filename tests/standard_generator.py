@@ -67,13 +67,13 @@ TOOLS = ["read_file", "write_file", "bash", "grep", "glob", "web_search", "web_f
 MAX_CHARS = 40_000
 
 
-def _load_sources() -> list[dict[str, Any]]:
+def _load_sources(max_chars: int = MAX_CHARS) -> list[dict[str, Any]]:
     out = []
     for path in sorted(REFERENCE.glob("cases_*.jsonl.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             for line in handle:
                 raw = json.loads(line)
-                if len(json.dumps(raw["messages"])) <= MAX_CHARS:
+                if len(json.dumps(raw["messages"])) <= max_chars:
                     out.append(raw)
     return out
 
@@ -103,6 +103,38 @@ def _messages(rng: random.Random, sources: list[dict[str, Any]]) -> list[dict[st
     head = first[: rng.randint(0, len(first))]
     tail = second[rng.randint(0, len(second)) :] if rng.random() < 0.5 else []
     return copy.deepcopy(head + tail)
+
+
+def _loop(rng: random.Random, processor: str) -> list[dict[str, Any]]:
+    """Rounds that repeat a reasoning text and tool set (RTL), or one tool many times (Micro)."""
+    out: list[dict[str, Any]] = []
+    reasoning = rng.choice(
+        ["Let me check.", "需要再次读取配置文件确认参数。", "Checking status again"]
+    )
+    names = rng.sample(["grep", "glob", "read_file", "web_search", "bash"], rng.randint(1, 2))
+    for k in range(rng.randint(2, 9)):
+        ids = [f"loop_{rng.randrange(10**9):x}_{k}_{j}" for j in range(len(names))]
+        text = reasoning if rng.random() < 0.85 else reasoning + " (variant)"
+        out.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "reasoning_content": text if processor != "MicroCompactProcessor" else "",
+                "tool_calls": [
+                    {"id": i, "type": "function", "name": n, "arguments": json.dumps({"q": k})}
+                    for i, n in zip(ids, names, strict=True)
+                ],
+            }
+        )
+        out += [
+            {"role": "tool", "content": f"result {k} " * rng.randint(1, 30), "tool_call_id": i}
+            for i in ids
+        ]
+        if rng.random() < 0.15:
+            out.append({"role": "user", "content": "continue"})
+    if rng.random() < 0.5:
+        out.append({"role": "assistant", "content": "done"})
+    return out
 
 
 Measure = Callable[[dict[str, Any]], dict[str, Any]]
@@ -208,17 +240,21 @@ def _config(
     }
 
 
-def generate(per: int, seed: int) -> list[dict[str, Any]]:
-    """`per` cases for each release, processor and hook."""
+def generate(per: int, seed: int, max_chars: int = MAX_CHARS) -> list[dict[str, Any]]:
+    """`per` cases for each release, processor and hook (sources up to `max_chars` of JSON)."""
     rng = random.Random(seed)
-    sources = _load_sources()
+    sources = _load_sources(max_chars)
     counters = make_counters()
     out: list[dict[str, Any]] = []
     for release, pairs in PROCESSORS.items():
         for processor, hook in pairs:
             for k in range(per):
                 messages = _messages(rng, sources)
+                if processor in ("MicroCompactProcessor", "ReasoningToolLoopCompactProcessor"):
+                    if rng.random() < 0.6:
+                        messages += _loop(rng, processor)
                 donor = rng.choice(sources)
+                window = processor == "RoundLevelCompressor"  # the only one that counts them
                 case: dict[str, Any] = {
                     "id": f"gen-{release}-{processor}{'@get' if hook != 'add_messages' else ''}-{k:04d}",
                     "processor": processor,
@@ -230,9 +266,11 @@ def generate(per: int, seed: int) -> list[dict[str, Any]]:
                     else rng.randint(max(0, len(messages) - 6), len(messages)),
                     "engine_config": _engine(rng, release),
                     "add_kwargs": {},
-                    "system_messages": donor["system_messages"] if rng.random() < 0.7 else [],
+                    "system_messages": donor["system_messages"]
+                    if window and rng.random() < 0.7
+                    else [],
                     "messages": messages,
-                    "tools": donor["tools"] if rng.random() < 0.7 else [],
+                    "tools": donor["tools"] if window and rng.random() < 0.7 else [],
                 }
                 if rng.random() < 0.2:
                     case["add_kwargs"]["model_name"] = rng.choice(MODELS)
@@ -263,8 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--per", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-chars", type=int, default=MAX_CHARS)
     args = parser.parse_args(argv)
-    cases = generate(args.per, args.seed)
+    cases = generate(args.per, args.seed, args.max_chars)
     with args.out.open("w", encoding="utf-8") as handle:
         for case in cases:
             handle.write(json.dumps(case, ensure_ascii=False) + "\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from inspector.core.strategy.base import Settings
 
@@ -27,6 +27,17 @@ _MODEL = Field(
     description="Name of the processor's compression model (config.model.model_name).",
     json_schema_extra=_NO_SWEEP,
 )
+
+
+def optional_int(value: Any) -> Any:
+    """An optional count given as text (a CLI flag, a Tune field): "5" -> 5, "none" -> None."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("", "none", "null", "off"):
+            return None
+        if text.lstrip("-").isdigit():
+            return int(text)
+    return value
 
 
 class MessageSummaryOffloaderSettings(Settings):
@@ -90,6 +101,10 @@ class MessageOffloaderSettings(Settings):
     )
     keep_last_round: bool = Field(
         True, description="Never offload at or after the last assistant message."
+    )
+
+    _optional_counts = field_validator("messages_threshold", "messages_to_keep", mode="before")(
+        optional_int
     )
 
     @model_validator(mode="after")
@@ -176,6 +191,10 @@ class DialogueSettings(Settings):
         None, description="Replaces the system prompt.", json_schema_extra=_NO_SWEEP
     )
     model: str | None = _MODEL
+
+    _optional_counts = field_validator("messages_threshold", "messages_to_keep", mode="before")(
+        optional_int
+    )
 
 
 class CurrentRoundSettings(Settings):
