@@ -16,6 +16,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from inspector.core.artifact import Artifact
 from inspector.core.standard.strategy import STRATEGY_LINES
 from inspector.core.strategy import registry
 from inspector.core.tokens import TokenCounter
@@ -63,7 +64,9 @@ async def test_strategy_view_on_a_standard_snapshot(
     """The view opens on the snapshot's own processor, edits a setting, and cycles through
     every registered strategy deciding like the core."""
     path, case = dialogue_case
-    artifact = next(a for a in load_paths([str(path)], counters=counters) if hasattr(a, "snapshot"))
+    artifact = next(
+        a for a in load_paths([str(path)], counters=counters) if isinstance(a, Artifact)
+    )
     app = create_app([str(path)], counters=counters)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(app, pilot)
