@@ -140,104 +140,167 @@ def _loop(rng: random.Random, processor: str) -> list[dict[str, Any]]:
 Measure = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def _config(
-    rng: random.Random, processor: str, case: dict[str, Any], measure: Measure
+def _config_dialogue_compressor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
 ) -> dict[str, Any]:
     n = len(case["messages"])
-    model = {"model_name": rng.choice(MODELS)}
-    if processor == "DialogueCompressor":
-        tokens = measure({"tokens_threshold": 1})["tokens"]
-        config: dict[str, Any] = {"tokens_threshold": _near(rng, tokens), "model": model}
-        if rng.random() < 0.3:
-            config["messages_threshold"] = _near(rng, n)
-        if rng.random() < 0.5:
-            config["messages_to_keep"] = rng.randint(1, n + 3)
-        config["keep_last_round"] = rng.random() < 0.5
-        return config
-    if processor == "CurrentRoundCompressor":
-        keep = rng.randint(1, 8)
-        details = measure({"messages_to_keep": keep})
-        config = {"tokens_threshold": _near(rng, details["tokens"]), "messages_to_keep": keep}
-        config["min_selected_tokens_for_compression"] = _near(rng, details.get("span_tokens") or 50)
-        merges = details.get("merge_ranges") or []
-        if merges:
-            config["accumulated_summary_token_limit"] = _near(rng, merges[0][2])
-        config["summary_merge_min_blocks"] = rng.randint(2, 4)
-        config["model"] = model
-        return config
-    if processor == "RoundLevelCompressor":
-        config = {"keep_recent_messages": rng.randint(0, 8), "model": model}
-        details = measure(config)
-        ratio = details["total"] / max(details["budget"], 1)
-        if rng.random() < 0.5 and 0 < ratio <= 1:
-            config["trigger_context_ratio"] = max(0.001, min(1.0, round(ratio, 3)))
-        else:
-            config["trigger_context_ratio"] = round(rng.uniform(0.01, 1.0), 3)
-        config["target_total_tokens"] = _near(rng, details["total"])
-        return config
-    if processor == "MessageSummaryOffloader":
-        sizes = [e["size"] for e in measure({})["new"]] or [100]
-        return {
-            "large_message_threshold": _near(rng, rng.choice(sizes)),
-            "offload_message_type": rng.sample(["user", "assistant", "tool"], rng.randint(1, 3)),
-            "protected_tool_names": rng.sample(
-                ["read_file", "grep", "bash:*.md", "read_file:*SKILL.md", "web_fetch"],
-                rng.randint(0, 2),
-            ),
-            "model": model,
-        }
-    if processor == "MessageOffloader":
-        lengths = [len(m["content"]) for m in case["messages"] if isinstance(m["content"], str)]
-        large = _near(rng, rng.choice(lengths or [200]), low=2)
-        config = {
-            "large_message_threshold": large,
-            "trim_size": rng.randint(1, large - 1),
-            "offload_message_type": rng.sample(["user", "assistant", "tool"], rng.randint(1, 3)),
-            "protected_tool_names": rng.sample(["read_file", "bash:*", "grep"], rng.randint(0, 2)),
-            "keep_last_round": rng.random() < 0.5,
-        }
-        tokens = measure({**config, "tokens_threshold": 1})["tokens"]
-        config["tokens_threshold"] = _near(rng, tokens)
-        if rng.random() < 0.5:
-            config["messages_to_keep"] = rng.randint(1, max(1, n))
-        if rng.random() < 0.3:
-            config["messages_threshold"] = max(config.get("messages_to_keep", 0) + 1, _near(rng, n))
-        return config
-    if processor == "ToolResultBudgetProcessor":
-        rounds = measure({"tokens_threshold": 1, "large_message_threshold": 2, "trim_size": 1})
-        sizes = [r[2] for r in rounds["rounds"]] or [100]
-        results = [c[1] for r in rounds["rounds"] for c in r[3]] or [50]
-        large = _near(rng, rng.choice(results), low=2)
-        return {
-            "tokens_threshold": _near(rng, rng.choice(sizes)),
-            "large_message_threshold": large,
-            "trim_size": rng.randint(1, large - 1),
-            "tool_name_allowlist": rng.choice([None, ["glob"], ["read_file", "grep"]]),
-        }
-    if processor == "ToolResultWindowProcessor":
-        config = {
-            "tool_names": rng.sample(["_file", "grep", "snapshot", "web_search", "bash"], 2),
-            "keep_last_k": rng.randint(1, 5),
-            "trim_size": rng.randint(10, 300),
-        }
-        if rng.random() < 0.5:
-            config["min_offload_chars"] = rng.choice([0, 100, 1000])
-        return config
-    if processor == "MicroCompactProcessor":
-        return {"trigger_threshold": rng.randint(1, 6), "keep_recent_per_tool": rng.randint(0, 5)}
-    if processor == "FullCompactProcessor":
-        tokens = measure({"trigger_total_tokens": 1})["tokens"]
-        return {
-            "trigger_total_tokens": _near(rng, tokens),
-            "messages_to_keep": rng.randint(0, 20),
-            "keep_tool_message_pairs": rng.random() < 0.7,
-        }
+    tokens = measure({"tokens_threshold": 1})["tokens"]
+    config: dict[str, Any] = {"tokens_threshold": _near(rng, tokens), "model": model}
+    if rng.random() < 0.3:
+        config["messages_threshold"] = _near(rng, n)
+    if rng.random() < 0.5:
+        config["messages_to_keep"] = rng.randint(1, n + 3)
+    config["keep_last_round"] = rng.random() < 0.5
+    return config
+
+
+def _config_current_round_compressor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    keep = rng.randint(1, 8)
+    details = measure({"messages_to_keep": keep})
+    config: dict[str, Any] = {
+        "tokens_threshold": _near(rng, details["tokens"]),
+        "messages_to_keep": keep,
+    }
+    config["min_selected_tokens_for_compression"] = _near(rng, details.get("span_tokens") or 50)
+    merges = details.get("merge_ranges") or []
+    if merges:
+        config["accumulated_summary_token_limit"] = _near(rng, merges[0][2])
+    config["summary_merge_min_blocks"] = rng.randint(2, 4)
+    config["model"] = model
+    return config
+
+
+def _config_round_level_compressor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    config = {"keep_recent_messages": rng.randint(0, 8), "model": model}
+    details = measure(config)
+    ratio = details["total"] / max(details["budget"], 1)
+    if rng.random() < 0.5 and 0 < ratio <= 1:
+        config["trigger_context_ratio"] = max(0.001, min(1.0, round(ratio, 3)))
+    else:
+        config["trigger_context_ratio"] = round(rng.uniform(0.01, 1.0), 3)
+    config["target_total_tokens"] = _near(rng, details["total"])
+    return config
+
+
+def _config_message_summary_offloader(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    sizes = [e["size"] for e in measure({})["new"]] or [100]
+    return {
+        "large_message_threshold": _near(rng, rng.choice(sizes)),
+        "offload_message_type": rng.sample(["user", "assistant", "tool"], rng.randint(1, 3)),
+        "protected_tool_names": rng.sample(
+            ["read_file", "grep", "bash:*.md", "read_file:*SKILL.md", "web_fetch"],
+            rng.randint(0, 2),
+        ),
+        "model": model,
+    }
+
+
+def _config_message_offloader(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    n = len(case["messages"])
+    lengths = [len(m["content"]) for m in case["messages"] if isinstance(m["content"], str)]
+    large = _near(rng, rng.choice(lengths or [200]), low=2)
+    config: dict[str, Any] = {
+        "large_message_threshold": large,
+        "trim_size": rng.randint(1, large - 1),
+        "offload_message_type": rng.sample(["user", "assistant", "tool"], rng.randint(1, 3)),
+        "protected_tool_names": rng.sample(["read_file", "bash:*", "grep"], rng.randint(0, 2)),
+        "keep_last_round": rng.random() < 0.5,
+    }
+    tokens = measure({**config, "tokens_threshold": 1})["tokens"]
+    config["tokens_threshold"] = _near(rng, tokens)
+    if rng.random() < 0.5:
+        config["messages_to_keep"] = rng.randint(1, max(1, n))
+    if rng.random() < 0.3:
+        config["messages_threshold"] = max(config.get("messages_to_keep", 0) + 1, _near(rng, n))
+    return config
+
+
+def _config_tool_result_budget_processor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    rounds = measure({"tokens_threshold": 1, "large_message_threshold": 2, "trim_size": 1})
+    sizes = [r[2] for r in rounds["rounds"]] or [100]
+    results = [c[1] for r in rounds["rounds"] for c in r[3]] or [50]
+    large = _near(rng, rng.choice(results), low=2)
+    return {
+        "tokens_threshold": _near(rng, rng.choice(sizes)),
+        "large_message_threshold": large,
+        "trim_size": rng.randint(1, large - 1),
+        "tool_name_allowlist": rng.choice([None, ["glob"], ["read_file", "grep"]]),
+    }
+
+
+def _config_tool_result_window_processor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    config = {
+        "tool_names": rng.sample(["_file", "grep", "snapshot", "web_search", "bash"], 2),
+        "keep_last_k": rng.randint(1, 5),
+        "trim_size": rng.randint(10, 300),
+    }
+    if rng.random() < 0.5:
+        config["min_offload_chars"] = rng.choice([0, 100, 1000])
+    return config
+
+
+def _config_micro_compact_processor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    return {"trigger_threshold": rng.randint(1, 6), "keep_recent_per_tool": rng.randint(0, 5)}
+
+
+def _config_full_compact_processor(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
+    tokens = measure({"trigger_total_tokens": 1})["tokens"]
+    return {
+        "trigger_total_tokens": _near(rng, tokens),
+        "messages_to_keep": rng.randint(0, 20),
+        "keep_tool_message_pairs": rng.random() < 0.7,
+    }
+
+
+def _config_reasoning_tool_loop(
+    rng: random.Random, case: dict[str, Any], measure: Measure, model: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "enabled": rng.random() < 0.9,
         "consecutive_threshold": rng.randint(2, 5),
         "reasoning_min_chars": rng.randint(1, 12),
         "language": rng.choice(["cn", "en", "zh-CN"]),
     }
+
+
+ConfigMaker = Callable[[random.Random, dict[str, Any], Measure, dict[str, Any]], dict[str, Any]]
+#: One config maker per processor.
+CONFIGS: dict[str, ConfigMaker] = {
+    "DialogueCompressor": _config_dialogue_compressor,
+    "CurrentRoundCompressor": _config_current_round_compressor,
+    "RoundLevelCompressor": _config_round_level_compressor,
+    "MessageSummaryOffloader": _config_message_summary_offloader,
+    "MessageOffloader": _config_message_offloader,
+    "ToolResultBudgetProcessor": _config_tool_result_budget_processor,
+    "ToolResultWindowProcessor": _config_tool_result_window_processor,
+    "MicroCompactProcessor": _config_micro_compact_processor,
+    "FullCompactProcessor": _config_full_compact_processor,
+    "ReasoningToolLoopCompactProcessor": _config_reasoning_tool_loop,
+}
+
+
+def _config(
+    rng: random.Random, processor: str, case: dict[str, Any], measure: Measure
+) -> dict[str, Any]:
+    """A random config within openJiuwen's ranges, about half on a measured boundary."""
+    model = {"model_name": rng.choice(MODELS)}
+    return CONFIGS[processor](rng, case, measure, model)
 
 
 def generate(per: int, seed: int, max_chars: int = MAX_CHARS) -> list[dict[str, Any]]:

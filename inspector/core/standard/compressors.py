@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from inspector.core.checks import Finding
+from inspector.core.checks import Check, Finding
 from inspector.core.messages import Message
 from inspector.core.standard.prepared import (
     Outcome,
@@ -67,6 +67,79 @@ def dialogue_targets(messages: Sequence[Message], cut: int) -> list[list[Any]] |
     return [[f"react_{k + 1}", u, u + 1, a] for k, (u, a) in enumerate(chosen)]
 
 
+def tokens_check(tokens: int, n: int, threshold: int) -> tuple[bool, str, Check]:
+    """The absolute token test of Dialogue and CurrentRound (tokens > tokens_threshold)."""
+    hit = tokens > threshold
+    return (
+        hit,
+        "reached_threshold" if hit else "below_threshold",
+        check(
+            "tokens_threshold",
+            "context tokens vs tokens_threshold",
+            hit,
+            f"{tokens} tokens of {n} context messages {'>' if hit else '<='} tokens_threshold "
+            f"{threshold} (absolute; no system prompt, no tools)",
+            tokens=tokens,
+            tokens_threshold=threshold,
+        ),
+    )
+
+
+def keep_check(n: int, keep: int, relation: str = "<") -> Check:
+    """The message-count guard: fewer messages than messages_to_keep never compress."""
+    return check(
+        "messages_to_keep",
+        "messages vs messages_to_keep",
+        False,
+        f"{n} messages {relation} messages_to_keep {keep}: no compression",
+        messages=n,
+        messages_to_keep=keep,
+    )
+
+
+def _dialogue_trigger(n: int, tokens: int, settings: DialogueSettings) -> tuple[bool, str, Check]:
+    if settings.messages_threshold is not None and n > settings.messages_threshold:
+        return (
+            True,
+            "messages_threshold_exceeded",
+            check(
+                "messages_threshold",
+                "messages vs messages_threshold",
+                True,
+                f"{n} messages > messages_threshold {settings.messages_threshold}: compress "
+                "(the token test is not reached)",
+                messages=n,
+                messages_threshold=settings.messages_threshold,
+            ),
+        )
+    if settings.messages_to_keep and n < settings.messages_to_keep:
+        return False, "below_messages_to_keep", keep_check(n, settings.messages_to_keep)
+    return tokens_check(tokens, n, settings.tokens_threshold)
+
+
+def _dialogue_findings(n: int, cut: int, hit: bool, targets: list[Any]) -> list[Finding]:
+    findings: list[Finding] = []
+    if hit and not targets:
+        findings.append(
+            Finding(
+                "noop_after_trigger",
+                "warning",
+                "the trigger fires but no round qualifies: openJiuwen emits started then noop",
+            )
+        )
+    if cut < -1:
+        findings.append(
+            Finding(
+                "negative_cut",
+                "info",
+                f"the cut is {cut}: openJiuwen slices all[:{cut}], the first {max(n + cut, 0)} "
+                "messages",
+                {"compress_idx": cut},
+            )
+        )
+    return findings
+
+
 def evaluate_dialogue(prep: StandardPrepared, settings: DialogueSettings) -> Outcome:
     """DialogueCompressor's trigger and selection."""
     messages = prep.messages
@@ -76,48 +149,8 @@ def evaluate_dialogue(prep: StandardPrepared, settings: DialogueSettings) -> Out
     found = dialogue_targets(messages, cut)
     targets = found or []
     details = {"message_size": n, "tokens": tokens, "compress_idx": cut, "targets": found}
-    checks = []
-    hit: bool
-    if settings.messages_threshold is not None and n > settings.messages_threshold:
-        hit, reason = True, "messages_threshold_exceeded"
-        checks.append(
-            check(
-                "messages_threshold",
-                "messages vs messages_threshold",
-                True,
-                f"{n} messages > messages_threshold {settings.messages_threshold}: compress "
-                "(the token test is not reached)",
-                messages=n,
-                messages_threshold=settings.messages_threshold,
-            )
-        )
-    elif settings.messages_to_keep and n < settings.messages_to_keep:
-        hit, reason = False, "below_messages_to_keep"
-        checks.append(
-            check(
-                "messages_to_keep",
-                "messages vs messages_to_keep",
-                False,
-                f"{n} messages < messages_to_keep {settings.messages_to_keep}: no compression",
-                messages=n,
-                messages_to_keep=settings.messages_to_keep,
-            )
-        )
-    else:
-        hit = tokens > settings.tokens_threshold
-        reason = "reached_threshold" if hit else "below_threshold"
-        relation = ">" if hit else "<="
-        checks.append(
-            check(
-                "tokens_threshold",
-                "context tokens vs tokens_threshold",
-                hit,
-                f"{tokens} tokens of {n} context messages {relation} tokens_threshold "
-                f"{settings.tokens_threshold} (absolute; no system prompt, no tools)",
-                tokens=tokens,
-                tokens_threshold=settings.tokens_threshold,
-            )
-        )
+    hit, reason, trigger = _dialogue_trigger(n, tokens, settings)
+    checks = [trigger]
     checks.append(
         check(
             "cut",
@@ -143,27 +176,10 @@ def evaluate_dialogue(prep: StandardPrepared, settings: DialogueSettings) -> Out
     if kept_from < n:
         marked.append(RegionRange("tail", kept_from, n, "kept (after the cut)"))
     regions = fill_regions(n, marked, "prefix", "kept")
-    findings: list[Finding] = []
+    findings = _dialogue_findings(n, cut, hit, targets)
     verdict = "COMPRESSES" if hit else "DOES NOT COMPRESS"
     if hit and not targets:
         reason, verdict = "no_compressible_rounds", "TRIGGERS, NOTHING TO COMPRESS"
-        findings.append(
-            Finding(
-                "noop_after_trigger",
-                "warning",
-                "the trigger fires but no round qualifies: openJiuwen emits started then noop",
-            )
-        )
-    if cut < -1:
-        findings.append(
-            Finding(
-                "negative_cut",
-                "info",
-                f"the cut is {cut}: openJiuwen slices all[:{cut}], the first {max(n + cut, 0)} "
-                "messages",
-                {"compress_idx": cut},
-            )
-        )
     return Outcome(
         hit=hit,
         reason=reason,
@@ -231,60 +247,36 @@ def current_round_span(
     return u, (s, e), f"span [{s}, {e}] after the last user message {u}"
 
 
-def evaluate_current_round(prep: StandardPrepared, settings: CurrentRoundSettings) -> Outcome:
-    """CurrentRoundCompressor's trigger, span and merge stage."""
+def _current_round_details(
+    prep: StandardPrepared, settings: CurrentRoundSettings
+) -> tuple[dict[str, Any], tuple[int, int] | None, str]:
+    """The reference's details (span key only when a span was looked for), span and why."""
     messages = prep.messages
     n = len(messages)
     keep = settings.messages_to_keep
-    tokens = _all_tokens(prep)
     user, span, why_span = current_round_span(messages, keep)
-    details: dict[str, Any] = {
-        "message_size": n,
-        "tokens": tokens,
-        "last_user_idx": -1,
-    }
-    span_tokens: int | None = None
+    details: dict[str, Any] = {"message_size": n, "tokens": _all_tokens(prep), "last_user_idx": -1}
     if user is not None and not (user == n - 1 or user >= n - keep):
         details["last_user_idx"] = user
         details["span"] = list(span) if span else None
     if span is not None:
-        span_tokens = prep.counter.util_count(messages[span[0] : span[1] + 1])
-        details["span_tokens"] = span_tokens
-    merges = _memory_runs(prep, settings.summary_merge_min_blocks)
-    details["merge_ranges"] = merges
-    checks = []
-    if n < keep:
-        hit, reason = False, "below_messages_to_keep"
-        checks.append(
-            check(
-                "messages_to_keep",
-                "messages vs messages_to_keep",
-                False,
-                f"{n} messages < messages_to_keep {keep}: no compression",
-                messages=n,
-                messages_to_keep=keep,
-            )
-        )
-    else:
-        hit = tokens > settings.tokens_threshold
-        reason = "reached_threshold" if hit else "below_threshold"
-        checks.append(
-            check(
-                "tokens_threshold",
-                "context tokens vs tokens_threshold",
-                hit,
-                f"{tokens} tokens of {n} context messages {'>' if hit else '<='} tokens_threshold "
-                f"{settings.tokens_threshold} (absolute; no system prompt, no tools)",
-                tokens=tokens,
-                tokens_threshold=settings.tokens_threshold,
-            )
-        )
-    checks.append(check("span", "span after the last user message", span is not None, why_span))
-    first_stage = (
-        span_tokens is not None and span_tokens >= settings.min_selected_tokens_for_compression
-    )
+        details["span_tokens"] = prep.counter.util_count(messages[span[0] : span[1] + 1])
+    details["merge_ranges"] = _memory_runs(prep, settings.summary_merge_min_blocks)
+    return details, span, why_span
+
+
+def _stage_checks(
+    settings: CurrentRoundSettings,
+    span_facts: tuple[tuple[int, int] | None, str, int | None],
+    merges: list[list[int]],
+    mergeable: list[list[int]],
+) -> list[Check]:
+    """The span, min-selected and merge-stage checks."""
+    span, why_span, span_tokens = span_facts
+    out = [check("span", "span after the last user message", span is not None, why_span)]
     if span_tokens is not None:
-        checks.append(
+        first_stage = span_tokens >= settings.min_selected_tokens_for_compression
+        out.append(
             check(
                 "min_selected",
                 "span tokens vs min_selected_tokens_for_compression",
@@ -296,8 +288,7 @@ def evaluate_current_round(prep: StandardPrepared, settings: CurrentRoundSetting
                 min_selected_tokens_for_compression=settings.min_selected_tokens_for_compression,
             )
         )
-    mergeable = [m for m in merges if m[2] > settings.accumulated_summary_token_limit]
-    checks.append(
+    out.append(
         check(
             "merge",
             "memory-block merge",
@@ -309,6 +300,27 @@ def evaluate_current_round(prep: StandardPrepared, settings: CurrentRoundSetting
             mergeable=len(mergeable),
         )
     )
+    return out
+
+
+def evaluate_current_round(prep: StandardPrepared, settings: CurrentRoundSettings) -> Outcome:
+    """CurrentRoundCompressor's trigger, span and merge stage."""
+    n = len(prep.messages)
+    keep = settings.messages_to_keep
+    details, span, why_span = _current_round_details(prep, settings)
+    tokens = int(details["tokens"])
+    span_tokens: int | None = details.get("span_tokens")
+    merges: list[list[int]] = details["merge_ranges"]
+    if n < keep:
+        hit, reason, trigger = False, "below_messages_to_keep", keep_check(n, keep)
+    else:
+        hit, reason, trigger = tokens_check(tokens, n, settings.tokens_threshold)
+    checks = [trigger]
+    first_stage = (
+        span_tokens is not None and span_tokens >= settings.min_selected_tokens_for_compression
+    )
+    mergeable = [m for m in merges if m[2] > settings.accumulated_summary_token_limit]
+    checks.extend(_stage_checks(settings, (span, why_span, span_tokens), merges, mergeable))
     marked: list[RegionRange] = []
     if span is not None:
         label = "to compress" if first_stage else "span (below min_selected)"

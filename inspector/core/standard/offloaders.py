@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.checks import Finding
+from inspector.core.checks import Check, Finding
 from inspector.core.standard.prepared import (
     Outcome,
     StandardPrepared,
@@ -154,6 +154,57 @@ def _offload_candidates(
     return out
 
 
+def _offloader_trigger(
+    prep: StandardPrepared,
+    settings: MessageOffloaderSettings,
+    n: int,
+    tokens: int,
+    candidates: list[int],
+) -> tuple[bool, str, str | None, Check]:
+    """MessageOffloader's three gates: keep guard, message count (no fall-through), tokens."""
+    if settings.messages_to_keep and n <= settings.messages_to_keep:
+        return (
+            False,
+            "below_messages_to_keep",
+            None,
+            check(
+                "messages_to_keep",
+                "messages vs messages_to_keep",
+                False,
+                f"{n} messages <= messages_to_keep {settings.messages_to_keep}: nothing to offload",
+            ),
+        )
+    if settings.messages_threshold and n > settings.messages_threshold:
+        return (
+            bool(candidates),
+            "messages_threshold_exceeded",
+            "messages",
+            check(
+                "messages_threshold",
+                "messages vs messages_threshold",
+                True,
+                f"{n} messages > messages_threshold {settings.messages_threshold} "
+                "(the token test is then skipped)",
+            ),
+        )
+    over = tokens > settings.tokens_threshold
+    note = "" if prep.counter.kind != "none" else " (no counter: the token trigger is always 0)"
+    return (
+        over and bool(candidates),
+        "reached_threshold" if over else "below_threshold",
+        "tokens",
+        check(
+            "tokens_threshold",
+            "tokens vs tokens_threshold",
+            over,
+            f"{tokens} tokens (stored and new counted apart){note} "
+            f"{'>' if over else '<='} tokens_threshold {settings.tokens_threshold}",
+            tokens=tokens,
+            tokens_threshold=settings.tokens_threshold,
+        ),
+    )
+
+
 def evaluate_message_offloader(
     prep: StandardPrepared, settings: MessageOffloaderSettings
 ) -> Outcome:
@@ -173,46 +224,8 @@ def evaluate_message_offloader(
     except ProtectedCheckError as error:
         return _error_outcome(error, details)
     details["candidates"] = candidates
-    checks = []
-    if settings.messages_to_keep and n <= settings.messages_to_keep:
-        hit, reason, total_check = False, "below_messages_to_keep", None
-        checks.append(
-            check(
-                "messages_to_keep",
-                "messages vs messages_to_keep",
-                False,
-                f"{n} messages <= messages_to_keep {settings.messages_to_keep}: nothing to offload",
-            )
-        )
-    elif settings.messages_threshold and n > settings.messages_threshold:
-        hit, reason = bool(candidates), "messages_threshold_exceeded"
-        total_check = "messages"
-        checks.append(
-            check(
-                "messages_threshold",
-                "messages vs messages_threshold",
-                True,
-                f"{n} messages > messages_threshold {settings.messages_threshold} "
-                "(the token test is then skipped)",
-            )
-        )
-    else:
-        over = tokens > settings.tokens_threshold
-        hit, reason, total_check = over and bool(candidates), "reached_threshold", "tokens"
-        if not over:
-            reason = "below_threshold"
-        note = "" if prep.counter.kind != "none" else " (no counter: the token trigger is always 0)"
-        checks.append(
-            check(
-                "tokens_threshold",
-                "tokens vs tokens_threshold",
-                over,
-                f"{tokens} tokens (stored and new counted apart){note} "
-                f"{'>' if over else '<='} tokens_threshold {settings.tokens_threshold}",
-                tokens=tokens,
-                tokens_threshold=settings.tokens_threshold,
-            )
-        )
+    hit, reason, total_check, trigger = _offloader_trigger(prep, settings, n, tokens, candidates)
+    checks = [trigger]
     checks.append(
         check(
             "candidates",

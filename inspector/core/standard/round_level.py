@@ -8,10 +8,10 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspector.core.checks import Finding
+from inspector.core.checks import Check, Finding
 from inspector.core.messages import Message
 from inspector.core.standard.prepared import (
     GET,
@@ -159,39 +159,14 @@ def merge_targets(memory: Sequence[Sequence[Any]]) -> list[list[Any]]:
     return out
 
 
-def evaluate_round_level(prep: StandardPrepared, settings: RoundLevelSettings) -> Outcome:
-    """RoundLevelCompressor's trigger (add or get hook), under-target test and targets."""
-    messages = prep.messages
-    n = len(messages)
-    get = prep.hook == GET
-    system = prep.system if get or prep.add_passes_window else ()
-    tools = prep.tools if get or prep.add_passes_window else ()
-    total = prep.counter.window_count(system, messages, tools)
-    budget = prep.facts.budget(settings.model)
-    threshold = max(int(budget * settings.trigger_context_ratio), 1)
-    call_budget = prep.facts.budget(settings.model, settings.compression_call_max_tokens)
-    under = total <= settings.target_total_tokens
-    keep = 0 if get else settings.keep_recent_messages
-    cend = n - keep - 1
-    marker = settings.compression_marker
-    raw = raw_targets(messages, cend, marker) if cend >= 0 else []
-    memory = memory_targets(messages, cend, marker) if cend >= 0 else []
-    merges = merge_targets(memory)
-    targets_known = cend >= 0
-    details = {
-        "total": total,
-        "budget": budget,
-        "threshold": threshold,
-        "call_budget": call_budget,
-        "under_target": under,
-        "compress_end": cend,
-        "raw_targets": raw if targets_known else None,
-        "memory_targets": memory if targets_known else None,
-        "merge_targets": merges if targets_known else None,
-    }
+def _checks(details: Mapping[str, Any], settings: RoundLevelSettings, scope: str) -> list[Check]:
+    total, budget, threshold = details["total"], details["budget"], details["threshold"]
+    under, cend = details["under_target"], details["compress_end"]
+    raw = details["raw_targets"] or []
+    memory = details["memory_targets"] or []
+    merges = details["merge_targets"] or []
     hit = total >= threshold
-    scope = "system prompt, context messages and tools" if get else "context messages"
-    checks = [
+    return [
         check(
             "budget",
             "compression model budget",
@@ -230,6 +205,44 @@ def evaluate_round_level(prep: StandardPrepared, settings: RoundLevelSettings) -
             merge_targets=len(merges),
         ),
     ]
+
+
+def evaluate_round_level(prep: StandardPrepared, settings: RoundLevelSettings) -> Outcome:
+    """RoundLevelCompressor's trigger (add or get hook), under-target test and targets."""
+    messages = prep.messages
+    n = len(messages)
+    get = prep.hook == GET
+    system = prep.system if get or prep.add_passes_window else ()
+    tools = prep.tools if get or prep.add_passes_window else ()
+    total = prep.counter.window_count(system, messages, tools)
+    budget = prep.facts.budget(settings.model)
+    threshold = max(int(budget * settings.trigger_context_ratio), 1)
+    call_budget = prep.facts.budget(settings.model, settings.compression_call_max_tokens)
+    under = total <= settings.target_total_tokens
+    keep = 0 if get else settings.keep_recent_messages
+    cend = n - keep - 1
+    marker = settings.compression_marker
+    raw = raw_targets(messages, cend, marker) if cend >= 0 else []
+    memory = memory_targets(messages, cend, marker) if cend >= 0 else []
+    merges = merge_targets(memory)
+    targets_known = cend >= 0
+    details = {
+        "total": total,
+        "budget": budget,
+        "threshold": threshold,
+        "call_budget": call_budget,
+        "under_target": under,
+        "compress_end": cend,
+        "raw_targets": raw if targets_known else None,
+        "memory_targets": memory if targets_known else None,
+        "merge_targets": merges if targets_known else None,
+    }
+    hit = total >= threshold
+    checks = _checks(
+        details,
+        settings,
+        "system prompt, context messages and tools" if get else "context messages",
+    )
     reason = "reached_threshold" if hit else "below_threshold"
     verdict = "COMPRESSES" if hit else "DOES NOT COMPRESS"
     findings: list[Finding] = []
