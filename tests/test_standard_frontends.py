@@ -113,3 +113,38 @@ def test_sweep_json_on_a_standard_snapshot(
     assert status == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [row["hit"] for row in rows][-3:] == [True, False, False]
+
+
+def test_family_and_processor_flags_select_a_standard_processor(
+    registered: None, dialogue_case: tuple[Path, dict[str, Any]]
+) -> None:
+    """`--family standard --processor CurrentRoundCompressor` re-evaluates the snapshot with
+    that standard processor (its defaults); `why --json` carries the processor's own numbers."""
+    from inspector.cli import main
+
+    path, _ = dialogue_case
+    out = io.StringIO()
+    with redirect_stdout(out):
+        status = main(
+            [
+                "why",
+                str(path),
+                "--family",
+                "standard",
+                "--processor",
+                "CurrentRoundCompressor",
+                "--tokens-threshold",
+                "1",
+                "--json",
+            ]
+        )
+    assert status == 0
+    row = json.loads(out.getvalue().splitlines()[0])
+    assert (row["processor"], row["strategy"], row["family"]) == (
+        "CurrentRoundCompressor",
+        "standard.current_round",
+        "standard",
+    )
+    assert row["hit"] is True and row["settings"]["tokens_threshold"] == 1
+    assert row["openjiuwen_release"] == "0.1.16" and row["counter"] == "TiktokenCounter"
+    assert {"last_user_idx", "merge_ranges", "tokens"} <= set(row["details"])
