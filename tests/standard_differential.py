@@ -168,7 +168,6 @@ async def _library_details(
     proc: Any, ctx: Any, case: dict[str, Any], parts: dict[str, Any]
 ) -> dict[str, Any]:
     """The numbers behind the decision, from the processor's own helpers."""
-    from openjiuwen.core.context_engine.processor.budget_guard import effective_context_budget
     from openjiuwen.core.context_engine.processor.compressor.util import count_messages_tokens
 
     name = case["processor"]
@@ -201,11 +200,73 @@ async def _library_details(
             "active_len": len(active),
             "keep_count": len(proc._select_messages_to_keep(active)),
         }
-    if name in ("MicroCompactProcessor", "ReasoningToolLoopCompactProcessor"):
-        return {"api_round": proc._api_round(messages)}
+    if name == "MicroCompactProcessor":
+        grouped = proc._collect_compactable_indices_by_tool(messages)
+        return {
+            "api_round": proc._api_round(messages),
+            "grouped": {k: list(v) for k, v in grouped.items()},
+        }
+    if name == "ReasoningToolLoopCompactProcessor":
+        rounds = proc._collect_tool_rounds(messages)
+        found = proc._find_compact_range(messages)
+        return {
+            "api_round": proc._api_round(messages),
+            "rounds": [[r.start, r.end, r.reasoning, list(r.tool_names)] for r in rounds],
+            "fold": [found[0], found[1], len(found[2])] if found else None,
+        }
+    try:
+        return _offloader_details(name, proc, ctx, messages)
+    except Exception:  # a protected-tool check that raises: the decision says it
+        return {}
+
+
+def _offloader_details(name: str, proc: Any, ctx: Any, messages: list[Any]) -> dict[str, Any]:
+    from openjiuwen.core.context_engine.processor.budget_guard import effective_context_budget
+
     if name == "MessageSummaryOffloader":
         budget = effective_context_budget(ctx, model_config=proc.config.model)
-        return {"placeholder_limit": min(proc.config.large_message_threshold, budget)}
+        cut = len(ctx.get_messages())
+        new = [
+            {
+                "size": proc._message_size(m, ctx),
+                "protected": m.role == "tool"
+                and bool(proc._is_protected_tool_message(m, messages)),
+                "eligible": bool(proc._should_offload_message(m, ctx, messages)),
+            }
+            for m in messages[cut:]
+        ]
+        return {"new": new, "placeholder_limit": min(proc.config.large_message_threshold, budget)}
+    if name == "MessageOffloader":
+        offload_range = proc._get_offload_range(messages)
+        candidates = [
+            i
+            for i in range(offload_range - 1, -1, -1)
+            if proc._should_offload_message(messages[i], messages, ctx)
+        ]
+        return {
+            "message_size": len(messages),
+            "offload_range": offload_range,
+            "candidates": candidates,
+        }
+    if name == "ToolResultBudgetProcessor":
+        rounds = [
+            [
+                start,
+                end,
+                proc._round_tool_result_size(messages, start, end, ctx),
+                [list(c) for c in proc._collect_round_candidates(messages, start, end, ctx)],
+            ]
+            for start, end in proc._iter_round_ranges(messages)
+        ]
+        return {"rounds": rounds}
+    if name == "ToolResultWindowProcessor":
+        matched = proc._matched_indices(messages)
+        k = proc.config.keep_last_k
+        older = matched[:-k] if len(matched) > k else []
+        return {
+            "matched": list(matched),
+            "to_process": [i for i in older if not proc._is_already_offloaded(messages[i])],
+        }
     return {}
 
 
