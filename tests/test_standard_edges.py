@@ -430,3 +430,27 @@ def test_why_json_on_reference_samples(registered: None, tmp_path: Any) -> None:
             assert row["total_tokens"] == compared
         assert set(row["span"]) == {"preserved_prefix", "messages_to_compress", "protected_tail"}
         assert row["checks"] and row["checks"][0]["key"] == "release"
+
+
+def test_ratio_flip_on_the_grid(counters: dict[str, TokenCounter]) -> None:
+    """RoundLevel's trigger_context_ratio flip: the largest 0.001 step that fires."""
+    strategy = for_processor("RoundLevelCompressor")
+    snap = snapshot_from_dict(
+        {
+            "processor": "RoundLevelCompressor",
+            "processor_family": "standard",
+            "openjiuwen_version": "0.1.16",
+            "config": {"target_total_tokens": 10},
+            "messages": CONVERSATION,
+            "added_from": 8,
+        }
+    )
+    prepared = strategy.prepare(snap, counters)
+    settings = strategy.recorded_settings(snap)
+    assert strategy.decide(prepared, settings).hit is False
+    flips = {f.param: f for f in strategy.flips(prepared, settings)}
+    ratio = flips["trigger_context_ratio"].value
+    assert flips["trigger_context_ratio"].decision.hit is True
+    above = strategy.decide(prepared, settings.with_(trigger_context_ratio=round(ratio + 0.001, 3)))
+    assert above.hit is False
+    assert "target_total_tokens" not in flips  # the trigger does not depend on the target

@@ -23,18 +23,20 @@ RATIO_SCALE = 1000
 _INT_LIMIT = 1 << 40
 
 
-def _bounds(info: FieldInfo) -> tuple[float | None, float | None]:
+def _bounds(info: FieldInfo, integral: bool) -> tuple[float | None, float | None]:
+    """Inclusive bounds: integers step past gt/lt; for numbers the grid step does it."""
     low: float | None = None
     high: float | None = None
+    step = 1 if integral else 0
     for item in info.metadata:
-        for attr, shift in (("gt", 1), ("ge", 0)):
-            value = getattr(item, attr, None)
-            if value is not None:
-                low = value + shift if isinstance(value, int) else value
-        for attr, shift in (("lt", -1), ("le", 0)):
-            value = getattr(item, attr, None)
-            if value is not None:
-                high = value + shift if isinstance(value, int) else value
+        if getattr(item, "gt", None) is not None:
+            low = item.gt + step
+        if getattr(item, "ge", None) is not None:
+            low = item.ge
+        if getattr(item, "lt", None) is not None:
+            high = item.lt - step
+        if getattr(item, "le", None) is not None:
+            high = item.le
     return low, high
 
 
@@ -108,7 +110,7 @@ def nearest_flip(
         except ConfigError:
             return None
         return (not current, changed) if hit_of(changed) != base else None
-    low, high = _bounds(model.model_fields[name])
+    low, high = _bounds(model.model_fields[name], kind == "int")
     scale = RATIO_SCALE if kind == "float" else 1
 
     def value_of(k: int) -> Any:
@@ -157,7 +159,7 @@ def sweep_values(settings: Settings, name: str, upper_hint: int, steps: int = 21
     current = getattr(settings, name)
     if kind == "bool":
         return [False, True]
-    low, high = _bounds(model.model_fields[name])
+    low, high = _bounds(model.model_fields[name], kind == "int")
     if kind == "float":
         lo = float(low) if low is not None else 0.0
         hi = float(high) if high is not None else 1.0
