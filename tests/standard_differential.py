@@ -168,7 +168,6 @@ async def _library_details(
     proc: Any, ctx: Any, case: dict[str, Any], parts: dict[str, Any]
 ) -> dict[str, Any]:
     """The numbers behind the decision, from the processor's own helpers."""
-    from openjiuwen.core.context_engine.processor.compressor.util import count_messages_tokens
 
     name = case["processor"]
     messages = parts["all"]
@@ -186,10 +185,7 @@ async def _library_details(
             "targets": targets,
         }
     if name == "CurrentRoundCompressor":
-        return {
-            "tokens": count_messages_tokens(messages, ctx.token_counter(), proc.processor_type()),
-            "last_user_idx": await proc.get_compress_idx(messages),
-        }
+        return await _current_round(proc, ctx, messages)
     if name == "FullCompactProcessor":
         boundary = proc._find_last_compaction_boundary_index(messages)
         active = messages[boundary + 1 :]
@@ -218,6 +214,33 @@ async def _library_details(
         return _offloader_details(name, proc, ctx, messages)
     except Exception:  # a protected-tool check that raises: the decision says it
         return {}
+
+
+async def _current_round(proc: Any, ctx: Any, messages: list[Any]) -> dict[str, Any]:
+    """The span as `on_add_messages` / `multi_compress` compute it (before any model call)."""
+    from openjiuwen.core.context_engine.processor.compressor.util import (
+        count_messages_tokens,
+        find_last_completed_api_round_end_idx,
+    )
+
+    counter = ctx.token_counter()
+    user = await proc.get_compress_idx(messages)
+    out: dict[str, Any] = {
+        "tokens": count_messages_tokens(messages, counter, proc.processor_type()),
+        "last_user_idx": user,
+    }
+    if user == -1:
+        return out
+    start = user + 1
+    end = max(0, len(messages) - proc.config.messages_to_keep) - 1
+    if end >= start:
+        end = find_last_completed_api_round_end_idx(messages, start, end)
+    out["span"] = [start, end] if end >= start else None
+    if end >= start:
+        out["span_tokens"] = count_messages_tokens(
+            messages[start : end + 1], counter, proc.processor_type()
+        )
+    return out
 
 
 def _offloader_details(name: str, proc: Any, ctx: Any, messages: list[Any]) -> dict[str, Any]:
