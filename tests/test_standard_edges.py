@@ -454,3 +454,17 @@ def test_ratio_flip_on_the_grid(counters: dict[str, TokenCounter]) -> None:
     above = strategy.decide(prepared, settings.with_(trigger_context_ratio=round(ratio + 0.001, 3)))
     assert above.hit is False
     assert "target_total_tokens" not in flips  # the trigger does not depend on the target
+
+
+def test_loop_fingerprint_counts_repeated_tools(counters: dict[str, TokenCounter]) -> None:
+    """Tool names are sorted with repeats: a round calling grep twice is not like one calling
+    it once, so it breaks the run."""
+    loop: list[dict[str, Any]] = [_user("go")]
+    for k in range(3):
+        loop += [_calls(f"r{k}", name="grep", reasoning="same"), _result(f"r{k}", "ok")]
+    assert _decide("ReasoningToolLoopCompactProcessor", loop, counters).hit is True
+    loop[1] = _calls("r0", "r0b", name="grep", reasoning="same")
+    loop.insert(2, _result("r0b", "ok"))
+    decision = _decide("ReasoningToolLoopCompactProcessor", loop, counters)
+    assert decision.numbers["details"]["rounds"][0][3] == ["grep", "grep"]
+    assert decision.hit is False

@@ -214,13 +214,18 @@ def _tool_rounds(
             continue
         pending = set(ids)
         j = i + 1
-        while j < len(messages) and messages[j].role == "tool" and messages[j].tool_call_id in ids:
+        while (
+            j < len(messages)
+            and pending
+            and messages[j].role == "tool"
+            and messages[j].tool_call_id in pending
+        ):
             pending.discard(messages[j].tool_call_id or "")
             j += 1
         if pending:
             i += 1
             continue
-        rounds.append((i, j, reasoning.strip(), sorted(set(names))))
+        rounds.append((i, j, reasoning.strip(), sorted(names)))
         i = j
     return rounds
 
