@@ -171,7 +171,12 @@ def evaluate_dialogue(prep: StandardPrepared, settings: DialogueSettings) -> Out
             targets=len(targets),
         )
     )
-    marked = [RegionRange("compress", t[2], t[3] + 1, f"{t[0]} (summarised)") for t in targets]
+    marked = [RegionRange("compress", t[2], t[3] + 1, "summarised rounds") for t in targets]
+    notes = {
+        i: f"{t[0]}: summarised with its round (user message {t[1]} stays)"
+        for t in targets
+        for i in range(t[2], t[3] + 1)
+    }
     kept_from = cut if cut >= 0 else max(n + cut, 0)
     if kept_from < n:
         marked.append(RegionRange("tail", kept_from, n, "kept (after the cut)"))
@@ -192,6 +197,7 @@ def evaluate_dialogue(prep: StandardPrepared, settings: DialogueSettings) -> Out
         findings=tuple(findings),
         numbers={"compress_idx": cut, "targets": len(targets), "message_size": n},
         effective_keep=settings.messages_to_keep,
+        message_notes=notes,
     )
 
 

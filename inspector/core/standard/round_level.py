@@ -258,8 +258,10 @@ def evaluate_round_level(prep: StandardPrepared, settings: RoundLevelSettings) -
                 {"threshold": threshold, "target_total_tokens": settings.target_total_tokens},
             )
         )
-    marked = [RegionRange("compress", t[2], t[3] + 1, f"{t[0]} ({t[1]})") for t in raw]
-    marked += [RegionRange("summary", m[1], m[2] + 1, f"{m[0]} (level {m[3]})") for m in memory]
+    marked = [RegionRange("compress", t[2], t[3] + 1, "first-phase targets") for t in raw]
+    marked += [RegionRange("summary", m[1], m[2] + 1, "earlier memory blocks") for m in memory]
+    notes = {i: f"{t[0]} ({t[1]})" for t in raw for i in range(t[2], t[3] + 1)}
+    notes.update({i: f"{m[0]}, level {m[3]}" for m in memory for i in range(m[1], m[2] + 1)})
     if 0 <= cend + 1 < n:
         marked.append(RegionRange("tail", cend + 1, n, "kept (keep_recent_messages)"))
     return Outcome(
@@ -275,4 +277,5 @@ def evaluate_round_level(prep: StandardPrepared, settings: RoundLevelSettings) -
         numbers={"budget": budget, "call_budget": call_budget, "under_target": under},
         target_tokens=settings.target_total_tokens,
         effective_keep=keep,
+        message_notes=notes,
     )
