@@ -24,8 +24,9 @@ def _tool_roles() -> list[Role]:
 
 _MODEL = Field(
     default=None,
-    description="Name of the processor's compression model (config.model.model_name).",
-    json_schema_extra=_NO_SWEEP,
+    description="Name of the processor's compression model (config.model.model_name); "
+    "decides RoundLevelCompressor's and MessageSummaryOffloader's budgets.",
+    json_schema_extra={"sweep": False, "flag": "--compression-model"},
 )
 
 
