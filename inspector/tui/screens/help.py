@@ -63,7 +63,6 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
     from inspector.tui.screens.browser import BrowserScreen
     from inspector.tui.screens.compare_screen import CompareScreen
     from inspector.tui.screens.context import ContextScreen
-    from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
     from inspector.tui.screens.sweep import SweepScreen
     from inspector.tui.widgets.message_list import MessageList
 
@@ -86,7 +85,6 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
         ("Context view", context),
         ("Message list", list(MessageList.BINDINGS)),
         ("Sweep view", list(SweepScreen.BINDINGS)),
-        ("Hybrid sweep view", list(HybridSweepScreen.BINDINGS)),
         ("Strategies view (C)", list(CompareScreen.BINDINGS)),
     ]
 
