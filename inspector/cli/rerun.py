@@ -205,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
         MissingApiKey,
         NothingToCompress,
         OutputDirError,
+        RerunHooks,
+        RerunOptions,
         check_out_dir,
         default_out_dir,
         rerun_compaction,
@@ -275,14 +277,16 @@ def run(args: argparse.Namespace) -> int:
                 artifact.snapshot,
                 tuning,
                 endpoint,
-                prompt=inputs.prompt,
-                prompt_source=inputs.prompt_source,
-                wrapper=inputs.wrapper,
-                include_tools=not args.no_tools,
-                policy=args.policy,
-                counter=counters[tuning.token_mode],
-                identity=inputs.identity,
-                on_attempt=progress,
+                RerunOptions(
+                    prompt=inputs.prompt,
+                    prompt_source=inputs.prompt_source,
+                    wrapper=inputs.wrapper,
+                    include_tools=not args.no_tools,
+                    policy=args.policy,
+                    counter=counters[tuning.token_mode],
+                    identity=inputs.identity,
+                ),
+                RerunHooks(on_attempt=progress),
             )
         )
     except MissingApiKey as error:
