@@ -527,8 +527,3 @@ def load_trajectory_source(
     except ValueError as error:
         return [LoadError(url, str(error))]
     return [artifact]
-
-
-def is_live_url(source: str) -> bool:
-    """True for ws://, wss://, http:// and https:// sources (not files)."""
-    return source.lower().startswith(("ws://", "wss://", "http://", "https://"))
