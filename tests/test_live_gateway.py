@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from websockets.asyncio.client import connect
 
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextCompressed,
     ContextUsage,

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
-from inspector.sources.live.events import CompressionState, LiveEvent, NewArtifact, SourceState
+from inspector.core.live_events import CompressionState, LiveEvent, NewArtifact, SourceState
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.session import LiveSession, discover_trajectory, trajectory_candidates
 from tests.servers.fake_gateway import FakeGateway, sample_frame

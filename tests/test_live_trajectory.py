@@ -10,14 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceState,
 )
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.trajectory import (
     TrajectoryClient,

@@ -26,6 +26,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inspector.cli.common import UsageError, print_json_line
+from inspector.core.live_events import (
+    GatewayEvent,
+    LiveEvent,
+    NewArtifact,
+    SourceProblem,
+    SourceState,
+    TraceUpdated,
+)
 from inspector.core.redact import mask_secrets
 from inspector.sources.live.connect import (
     ConnectError,
@@ -33,14 +41,6 @@ from inspector.sources.live.connect import (
     LiveStream,
     build_request,
     classify_source,
-)
-from inspector.sources.live.events import (
-    GatewayEvent,
-    LiveEvent,
-    NewArtifact,
-    SourceProblem,
-    SourceState,
-    TraceUpdated,
 )
 
 EXIT_OK, EXIT_FAILED = 0, 1

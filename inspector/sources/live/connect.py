@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from inspector.sources.live.events import LiveEvent
+from inspector.core.live_events import LiveEvent
 
 SourceKind = Literal["gateway", "trajectory", "files"]
 DEFAULT_GATEWAY = "ws://127.0.0.1:19000/ws"

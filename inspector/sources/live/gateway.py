@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from inspector.sources.live.events import GatewayEvent, LiveEvent, SourceState, parse_frame
+from inspector.core.live_events import GatewayEvent, LiveEvent, SourceState, parse_frame
 
 #: Methods an observer may send: they read, never act. Everything else is refused locally.
 READ_ONLY_METHODS = frozenset({"session.list"})

@@ -19,8 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextUsage,
     GatewayEvent,
@@ -29,8 +28,9 @@ from inspector.sources.live.events import (
     SourceState,
     TraceUpdated,
 )
+from inspector.core.live_tracker import LiveTracker
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff, GatewayObserver, session_of
-from inspector.sources.live.tracker import LiveTracker
 from inspector.sources.live.trajectory import API_PREFIX, TrajectoryFollower
 
 #: Gateway events after which the trajectory is worth re-reading.

@@ -23,14 +23,14 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import httpx
 
 from inspector.core.artifact import Artifact, LoadError
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceState,
 )
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.window import WindowRebuilder, WindowState, window_artifact
 
