@@ -28,7 +28,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
 
 samples: $(VENV)/.installed
-	$(BIN)/python -m inspector.sources.samples sample_dumps
+	$(BIN)/python -m tools.samples sample_dumps
 
 clean:
 	rm -rf $(VENV) build *.egg-info

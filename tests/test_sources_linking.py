@@ -18,7 +18,7 @@ from inspector.cli import main
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import ContextEngine
 from inspector.core.tokens import TokenCounter
-from inspector.sources import samples
+from tools import samples
 from inspector.sources.loader import EVALUATION_TOLERANCE_SECONDS, load_paths
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import PricedContext
 from inspector.core.stats import compute_stats
-from inspector.sources import samples
+from tools import samples
 from inspector.sources.loader import load_paths
 
 REPO = Path(__file__).resolve().parents[1]
