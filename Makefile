@@ -19,9 +19,10 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench
-	$(BIN)/ruff check inspector tests bench
+	$(BIN)/ruff format --check inspector tests bench tools scripts
+	$(BIN)/ruff check inspector tests bench tools scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed

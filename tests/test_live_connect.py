@@ -1,10 +1,10 @@
-"""One classifier and opener for source strings (sources.live.connect), shared by watch and the TUI."""
+"""One classifier and opener for source strings (sources.connect), shared by watch and the TUI."""
 
 from __future__ import annotations
 
 import pytest
 
-from inspector.sources.live.connect import (
+from inspector.sources.connect import (
     ConnectError,
     ConnectRequest,
     build_request,

@@ -443,7 +443,7 @@ async def test_big_gateway_frames_are_parsed_off_the_loop() -> None:
 
 def test_blocking_loader_for_front_ends(server: FakeTrajectory) -> None:
     from inspector.core.artifact import Artifact, LoadError
-    from inspector.sources.live.connect import is_live_url
+    from inspector.sources.connect import is_live_url
     from inspector.sources.live.trajectory import load_trajectory_source
 
     [ok] = load_trajectory_source(server.session_url())

@@ -35,7 +35,7 @@ from inspector.core.live_events import (
     TraceUpdated,
 )
 from inspector.core.redact import mask_secrets
-from inspector.sources.live.connect import (
+from inspector.sources.connect import (
     ConnectError,
     ConnectRequest,
     LiveStream,

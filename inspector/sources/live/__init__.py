@@ -3,9 +3,9 @@
 See spec/jiuwenswarm-live.md. Public names are importable from here and load their module
 on first use (so `events` alone does not pull in websockets or httpx):
 `GatewayObserver`, `Backoff`, `TrajectoryFollower`, `TrajectoryClient`, `TrajectoryError`,
-`load_trajectory_window`, `LiveSession`, `discover_trajectory`, `LiveTracker`, the event
-types of `events`, and `connect` (`classify_source`, `build_request`, `ConnectRequest`:
-what a source string is and how it opens). May import `inspector.core`; never Textual or Rich.
+`load_trajectory_window`, `LiveSession`, `discover_trajectory`, `LiveTracker`, and the event
+types of `events` (`inspector.sources.connect` says what a source string is and opens it).
+May import `inspector.core`; never Textual or Rich.
 """
 
 from __future__ import annotations
@@ -37,12 +37,6 @@ _EXPORTS: dict[str, str] = {
     "SourceProblem": "events",
     "SourceRemoved": "events",
     "parse_frame": "events",
-    "ConnectRequest": "connect",
-    "ConnectError": "connect",
-    "LiveStream": "connect",
-    "build_request": "connect",
-    "classify_source": "connect",
-    "is_live_url": "connect",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -4,7 +4,7 @@ A modal screen that returns a `ConnectRequest` (or None when cancelled). For a g
 can list the sessions the gateway knows (`session.list`, read-only) in a worker so the user
 picks one instead of typing its id. The dialog only describes the connection: what a
 source string is, how its fields are checked and how it opens live in
-`inspector.sources.live.connect` (shared with `inspector watch`); the caller starts it with
+`inspector.sources.connect` (shared with `inspector watch`); the caller starts it with
 `ConnectRequest.open()`, so state stays in the screen that shows the live events.
 """
 
@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from inspector.sources.live.connect import (
+from inspector.sources.connect import (
     DEFAULT_GATEWAY,
     ConnectRequest,
     build_request,

@@ -7,7 +7,8 @@ starts it: a `GatewayObserver`, a `LiveSession` (gateway plus trajectory), a
 `TrajectoryFollower` or `follow_paths`. Used by `inspector watch`, the TUI's connect dialog
 and the browser's command-line live sources, so all three accept and refuse the same
 strings.
-May import `inspector.core` and `inspector.sources`; never Textual or Rich.
+It sits beside `sources.live` and `sources.follow` (importing both) so neither imports the
+other. May import `inspector.core` and `inspector.sources`; never Textual or Rich.
 """
 
 from __future__ import annotations
