@@ -274,6 +274,103 @@ async def _list_sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+STOP = -1
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+Queue = asyncio.Queue[tuple[int, LiveEvent | None]]
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Events seen so far that count towards --count, and problems for --once's exit status."""
+
+    data_events: int = 0
+    problems: int = 0
+
+
+async def _pump(index: int, stream: _Stream, queue: Queue) -> None:
+    """Forward one stream's events to the queue; a failure becomes a SourceProblem; None ends."""
+    try:
+        async for event in stream.live.events:
+            await queue.put((index, event))
+    except Exception as error:  # noqa: BLE001 - one broken source must not end the others
+        from inspector.core.artifact import LoadError
+
+        problem = LoadError(stream.live.label, f"{type(error).__name__}: {error}")
+        await queue.put((index, SourceProblem(problem)))
+    finally:
+        await queue.put((index, None))
+
+
+def _signal_handlers(loop: asyncio.AbstractEventLoop, queue: Queue | None) -> None:
+    """SIGINT and SIGTERM end the watch (put a stop mark); None removes the handlers again."""
+    for signum in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            if queue is None:
+                loop.remove_signal_handler(signum)
+            else:
+                loop.add_signal_handler(signum, queue.put_nowait, (STOP, None))
+
+
+async def _handle(
+    event: LiveEvent,
+    stream: _Stream,
+    args: argparse.Namespace,
+    console: Any,
+    followers: list[Any],
+    tally: _Tally,
+) -> bool:
+    """Print one event, poke followers, count it; True when --count is reached."""
+    if isinstance(event, SourceState):
+        if event.state == "closed" and event.detail != "stopped":
+            stream.failed = True
+        if not args.no_state:
+            _print(event, args, console)
+        return False
+    _print(event, args, console)
+    if isinstance(event, GatewayEvent) and event.name == "connection.ack":
+        return False  # shown, but part of connecting rather than data
+    if isinstance(event, SourceProblem):
+        tally.problems += 1
+    if stream.kind == "gateway":
+        _poke(event, followers)
+    tally.data_events += 1
+    if (
+        args.once
+        and not stream.done
+        and (
+            stream.kind == "gateway"
+            or (stream.kind == "trajectory" and isinstance(event, NewArtifact))
+        )
+    ):
+        stream.done = True
+        await stream.live.close()
+    return args.count is not None and tally.data_events >= args.count
+
+
+async def _drain(
+    streams: list[_Stream], queue: Queue, args: argparse.Namespace, console: Any, tally: _Tally
+) -> None:
+    """Take events off the queue until every stream is done, a stop, the timeout or --count."""
+    loop = asyncio.get_running_loop()
+    followers = [s.live.follower for s in streams if s.live.follower is not None]
+    deadline = None if args.timeout is None else loop.time() + args.timeout
+    while not all(s.done for s in streams):
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            return
+        try:
+            index, event = await asyncio.wait_for(queue.get(), remaining)
+        except TimeoutError:
+            return
+        if index == STOP:
+            return
+        stream = streams[index]
+        if event is None:
+            stream.done = True
+        elif await _handle(event, stream, args, console, followers, tally):
+            return
+
+
 async def _watch(args: argparse.Namespace) -> int:
     if args.list_sessions:
         return await _list_sessions(args)
@@ -283,75 +380,13 @@ async def _watch(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         console = Console(highlight=False, soft_wrap=True)
-    queue: asyncio.Queue[tuple[int, LiveEvent | None]] = asyncio.Queue()
-    stop_index = -1
+    queue: Queue = asyncio.Queue()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, queue.put_nowait, (stop_index, None))
-    followers = [s.live.follower for s in streams if s.live.follower is not None]
-
-    async def pump(index: int, stream: _Stream) -> None:
-        try:
-            async for event in stream.live.events:
-                await queue.put((index, event))
-        except Exception as error:  # noqa: BLE001 - one broken source must not end the others
-            from inspector.core.artifact import LoadError
-
-            await queue.put(
-                (
-                    index,
-                    SourceProblem(LoadError(stream.live.label, f"{type(error).__name__}: {error}")),
-                )
-            )
-        finally:
-            await queue.put((index, None))
-
-    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
-    deadline = None if args.timeout is None else loop.time() + args.timeout
-    data_events = 0
-    problems = 0
+    _signal_handlers(loop, queue)
+    tasks = [asyncio.create_task(_pump(i, s, queue)) for i, s in enumerate(streams)]
+    tally = _Tally()
     try:
-        while not all(s.done for s in streams):
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                break
-            try:
-                index, event = await asyncio.wait_for(queue.get(), remaining)
-            except TimeoutError:
-                break
-            if index == stop_index:
-                break
-            stream = streams[index]
-            if event is None:
-                stream.done = True
-                continue
-            if isinstance(event, SourceState):
-                if event.state == "closed" and event.detail != "stopped":
-                    stream.failed = True
-                if not args.no_state:
-                    _print(event, args, console)
-                continue
-            _print(event, args, console)
-            if isinstance(event, GatewayEvent) and event.name == "connection.ack":
-                continue  # shown, but part of connecting rather than data
-            if isinstance(event, SourceProblem):
-                problems += 1
-            if stream.kind == "gateway":
-                _poke(event, followers)
-            data_events += 1
-            if (
-                args.once
-                and not stream.done
-                and (
-                    stream.kind == "gateway"
-                    or (stream.kind == "trajectory" and isinstance(event, NewArtifact))
-                )
-            ):
-                stream.done = True
-                await stream.live.close()
-            if args.count is not None and data_events >= args.count:
-                break
+        await _drain(streams, queue, args, console, tally)
     finally:
         for stream in streams:
             with contextlib.suppress(Exception):
@@ -359,12 +394,10 @@ async def _watch(args: argparse.Namespace) -> int:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signum)
+        _signal_handlers(loop, None)
     if any(s.failed for s in streams):
         return EXIT_FAILED
-    if args.once and problems:
+    if args.once and tally.problems:
         return EXIT_FAILED
     return EXIT_OK
 
