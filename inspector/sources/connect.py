@@ -16,9 +16,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from inspector.core.live_events import LiveEvent
+
+if TYPE_CHECKING:
+    from inspector.sources.live.trajectory import Polling
 
 SourceKind = Literal["gateway", "trajectory", "files"]
 DEFAULT_GATEWAY = "ws://127.0.0.1:19000/ws"
@@ -88,8 +91,7 @@ class ConnectRequest:
                 self.source,
                 self.session_id,
                 subject_id=self.subject_id,
-                poll_interval=self.poll_interval,
-                idle_interval=self.idle_interval,
+                polling=self._polling(),
             )
             return LiveStream(
                 follower.client.session_url,
@@ -101,6 +103,12 @@ class ConnectRequest:
         from inspector.sources.follow import follow_paths
 
         return _closing_stream(self.source, follow_paths([self.source]))
+
+    def _polling(self) -> Polling:
+        """The follower's polling from this request's intervals."""
+        from inspector.sources.live.trajectory import Polling
+
+        return Polling(poll_interval=self.poll_interval, idle_interval=self.idle_interval)
 
     def _open_gateway(self) -> LiveStream:
         from inspector.sources.live.gateway import GatewayObserver
@@ -114,8 +122,7 @@ class ConnectRequest:
             session_id=self.session_id,
             trajectory_url=self.trajectory,
             subject_id=self.subject_id,
-            poll_interval=self.poll_interval,
-            idle_interval=self.idle_interval,
+            polling=self._polling(),
         )
         return LiveStream(live.observer.url, "gateway", live.events(), live.close)
 

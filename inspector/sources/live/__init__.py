@@ -16,6 +16,8 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     "GatewayObserver": "gateway",
     "Backoff": "gateway",
+    "GatewayOptions": "gateway",
+    "Polling": "trajectory",
     "TrajectoryFollower": "trajectory",
     "TrajectoryClient": "trajectory",
     "TrajectoryError": "trajectory",

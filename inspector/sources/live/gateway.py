@@ -57,6 +57,23 @@ class Backoff:
             yield self.steady
 
 
+@dataclass(frozen=True, slots=True)
+class GatewayOptions:
+    """How the observer connects: identity, origin, limits, reconnecting, an enterprise token."""
+
+    user_id: str = "inspector"
+    #: The Origin header (None: `http://<host>:<port>` of the URL, what the gateway allows).
+    origin: str | None = None
+    open_timeout: float = 5.0
+    ping_interval: float | None = 20.0
+    ping_timeout: float | None = 60.0
+    max_size: int | None = 64 * 1024 * 1024
+    #: False: the first close ends the stream (one-shot calls such as `list_sessions`).
+    reconnect: bool = True
+    #: Enterprise (AgentOS) JWT, when not in the URL.
+    token: str | None = None
+
+
 class GatewayRefused(Exception):
     """The gateway refused the observer in a way that retrying will not fix."""
 
@@ -120,27 +137,21 @@ class GatewayObserver:
         url: str,
         *,
         session_id: str | None = None,
-        user_id: str = "inspector",
-        origin: str | None = None,
         backoff: Backoff | None = None,
-        open_timeout: float = 5.0,
-        ping_interval: float | None = 20.0,
-        ping_timeout: float | None = 60.0,
-        max_size: int | None = 64 * 1024 * 1024,
-        reconnect: bool = True,
-        token: str | None = None,
+        options: GatewayOptions | None = None,
     ) -> None:
-        self.url = observer_url(url, session_id, user_id)
-        #: Enterprise (AgentOS) JWT: taken from the URL or `token=`, sent as a header, never shown.
-        self._token = token or dict(parse_qsl(urlsplit(url).query)).get("token")
+        options = options or GatewayOptions()
+        self.url = observer_url(url, session_id, options.user_id)
+        #: Enterprise (AgentOS) JWT: taken from the URL or the options, sent as a header, never shown.
+        self._token = options.token or dict(parse_qsl(urlsplit(url).query)).get("token")
         self.session_id = session_of(self.url)
-        self.origin = origin or origin_for(self.url)
+        self.origin = options.origin or origin_for(self.url)
         self.backoff = backoff or Backoff()
-        self.open_timeout = open_timeout
-        self.ping_interval = ping_interval
-        self.ping_timeout = ping_timeout
-        self.max_size = max_size
-        self.reconnect = reconnect
+        self.open_timeout = options.open_timeout
+        self.ping_interval = options.ping_interval
+        self.ping_timeout = options.ping_timeout
+        self.max_size = options.max_size
+        self.reconnect = options.reconnect
         self._closing = False
         self._connection: ClientConnection | None = None
         self._wake = asyncio.Event()
@@ -285,7 +296,7 @@ async def list_sessions(
 
     Raises ConnectionError saying why when the gateway cannot be reached or refuses.
     """
-    observer = GatewayObserver(url, reconnect=False, open_timeout=timeout)
+    observer = GatewayObserver(url, options=GatewayOptions(reconnect=False, open_timeout=timeout))
     events = observer.events()
     reader: asyncio.Task[None] | None = None
 
