@@ -14,6 +14,7 @@ from typing import Any
 
 from inspector.core.engine import PricedContext, Span
 from inspector.core.messages import Message, ToolCall
+from inspector.core.retry_policy import RetryState, on_failure
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import safe_name
 from inspector.core.tokens import TokenCounter
@@ -29,6 +30,20 @@ from tools.samples.common import (
     TRANSIENT_DELAYS,
     usage_record,
 )
+
+
+def _stale(message: Message) -> Message:
+    """An assistant message with usage, marked stale as openJiuwen marks it after a rewrite."""
+    if message.role == "assistant" and message.usage_metadata is not None:
+        return Message(
+            role=message.role,
+            content=message.content,
+            tool_calls=message.tool_calls,
+            usage_metadata=message.usage_metadata,
+            metadata={**message.metadata, "context_usage_stale": True},
+            extra=message.extra,
+        )
+    return message
 
 
 @dataclass
@@ -185,55 +200,49 @@ class Session:
                 )
             },
         )
-        overflow_attempts = transient_attempts = 0
+        return self._play(priced, RetryState(span), script, summary, reinject)
+
+    def _play(
+        self,
+        priced: PricedContext,
+        state: RetryState,
+        script: Sequence[str],
+        summary: str,
+        reinject: str | None,
+    ) -> str:
+        """Play the scripted model calls through openJiuwen's retry policy (core.retry_policy)."""
+
+        def shrink(span: Span, ratio: float) -> Span | None:
+            return self._shrink(priced, span, ratio)
+
         for step in script:
             self.tick(0.9)
             if step == "ok":
-                return self._apply(priced, span, summary, reinject)
+                return self._apply(priced, state.span, summary, reinject)
             if step in ("auth", "empty"):
                 return "silent: " + ("authentication error" if step == "auth" else "empty summary")
             error_type, message = ERRORS[step]
-            if error_type == "context_overflow":
-                overflow_attempts += 1
-                base = {
-                    "attempt": overflow_attempts,
-                    "error_type": error_type,
-                    "error_message": message,
-                }
-                if overflow_attempts > len(BUDGET_RATIOS):
-                    self._record(
-                        "compression_retry", **base, retried=False, reason="retry_budget_exhausted"
-                    )
-                    return "failed: retry budget exhausted"
-                smaller = self._shrink(priced, span, BUDGET_RATIOS[overflow_attempts - 1])
-                if smaller is None:
-                    self._record(
-                        "compression_retry", **base, retried=False, reason="no_smaller_span"
-                    )
-                    return "failed: no smaller span"
-                ratio = BUDGET_RATIOS[overflow_attempts - 1]
-                self._record(
-                    "compression_retry",
-                    **base,
-                    retried=True,
-                    reason="budget_ratio_shrink",
-                    budget_ratio=ratio,
-                )
-                span = smaller
-            else:
-                transient_attempts += 1
-                if transient_attempts > len(TRANSIENT_DELAYS):
-                    return "silent: transient retries used up"
-                delay = TRANSIENT_DELAYS[transient_attempts - 1]
-                self._record(
-                    "compression_retry",
-                    attempt=transient_attempts,
-                    error_type=error_type,
-                    error_message=message,
-                    retried=True,
-                    reason="transient_backoff",
-                    delay_seconds=delay,
-                )
+            kind = error_type.removeprefix("transient:")
+            retry = on_failure(
+                state, kind, shrink, ratios=BUDGET_RATIOS, max_transient=len(TRANSIENT_DELAYS)
+            )
+            if retry.reason is None:
+                return "silent: transient retries used up"
+            record: dict[str, Any] = {
+                "attempt": retry.record_attempt,
+                "error_type": error_type,
+                "error_message": message,
+                "retried": retry.state is not None,
+                "reason": retry.reason,
+            }
+            if retry.action == "shrink":
+                record["budget_ratio"] = retry.budget_ratio
+            elif retry.action == "backoff":
+                record["delay_seconds"] = retry.delay_s
+            self._record("compression_retry", **record)
+            if retry.state is None:
+                return "failed: " + retry.reason.replace("_", " ")
+            state = retry.state
         return "silent: script ended"
 
     def _preview(self, rng: tuple[int, int]) -> list[dict[str, Any]]:
@@ -262,7 +271,8 @@ class Session:
         keep = min(keep, end - start - 1)
         return Span(span.prefix, (start, start + keep), (start + keep, span.tail[1]))
 
-    def _apply(self, priced: PricedContext, span: Span, summary: str, reinject: str | None) -> str:
+    def _added(self, summary: str, reinject: str | None) -> list[Message]:
+        """The memory block, and the recovered-context message when files are re-injected."""
         tag = MEMORY_TAGS[self.tuning.processor]
         memory = Message(
             role="user",
@@ -286,19 +296,12 @@ class Session:
                     metadata=self._meta(),
                 )
             )
-        before = list(self.messages)
-        prefix = before[span.prefix[0] : span.prefix[1]]
-        region = before[span.compress[0] : span.compress[1]]
-        tail = before[span.tail[0] : span.tail[1]]
-        after = prefix + added + tail
-        tokens_before = self.counter.count_messages(before)
-        tokens_after = self.counter.count_messages(after)
-        if tokens_after >= tokens_before:
-            return "silent: no benefit (result dropped)"
-        raw = f"<coverage_check>\ncovered: goal, files, tests, next step\n</coverage_check>\n<state_snapshot>\n{summary}\n</state_snapshot>"
-        sent_tokens = self.counter.count_messages(list(self.system) + prefix + region) + 40
-        output = len(raw) // 4
-        usage = {
+        return added
+
+    @staticmethod
+    def _usage(sent_tokens: int, output: int) -> dict[str, Any]:
+        """The compression call's merged usage, as a dump records it."""
+        return {
             "calls": 1,
             "input_tokens": sent_tokens,
             "output_tokens": output,
@@ -311,25 +314,44 @@ class Session:
             "details": [dict(usage_record(sent_tokens + output, output), model_name=MODEL)],
         }
 
-        def stale(message: Message) -> Message:
-            if message.role == "assistant" and message.usage_metadata is not None:
-                return Message(
-                    role=message.role,
-                    content=message.content,
-                    tool_calls=message.tool_calls,
-                    usage_metadata=message.usage_metadata,
-                    metadata={**message.metadata, "context_usage_stale": True},
-                    extra=message.extra,
-                )
-            return message
-
+    def _apply(self, priced: PricedContext, span: Span, summary: str, reinject: str | None) -> str:
+        """Replace the context with prefix + memory (+ re-injection) + tail and write the dump."""
+        added = self._added(summary, reinject)
+        before = list(self.messages)
+        prefix = before[span.prefix[0] : span.prefix[1]]
+        region = before[span.compress[0] : span.compress[1]]
+        tail = before[span.tail[0] : span.tail[1]]
+        tokens_before = self.counter.count_messages(before)
+        tokens_after = self.counter.count_messages(prefix + added + tail)
+        if tokens_after >= tokens_before:
+            return "silent: no benefit (result dropped)"
         # openJiuwen replaces the context (marking kept usage stale) before writing the dump
-        prefix, tail = [stale(m) for m in prefix], [stale(m) for m in tail]
+        prefix, tail = [_stale(m) for m in prefix], [_stale(m) for m in tail]
         after = prefix + added + tail
+        self.dumps.append(
+            self._dump(prefix, region, tail, after, summary, (tokens_before, tokens_after))
+        )
+        self.contexts_before.append(tuple(before))
+        self.messages = after
+        return f"compressed {tokens_before} -> {tokens_after}"
+
+    def _dump(
+        self,
+        prefix: list[Message],
+        region: list[Message],
+        tail: list[Message],
+        after: list[Message],
+        summary: str,
+        tokens: tuple[int, int],
+    ) -> dict[str, Any]:
+        """The compression dump openJiuwen writes for this compression."""
+        tokens_before, tokens_after = tokens
+        raw = f"<coverage_check>\ncovered: goal, files, tests, next step\n</coverage_check>\n<state_snapshot>\n{summary}\n</state_snapshot>"
+        sent_tokens = self.counter.count_messages(list(self.system) + prefix + region) + 40
         target = self.counter.count_messages(region)
         timestamp = self.tick(0.05)
         reduction = max(tokens_before - tokens_after, 0)
-        dump = {
+        return {
             "processor_type": self.tuning.processor_class,
             "session_id": self.session_id,
             "context_id": self.context_id,
@@ -355,7 +377,7 @@ class Session:
             "compression_response": {
                 "raw_content": raw,
                 "extracted_summary": summary,
-                "usage": usage,
+                "usage": self._usage(sent_tokens, len(raw) // 4),
             },
             "context_after": {
                 "messages": [m.to_dict() for m in after],
@@ -369,10 +391,6 @@ class Session:
             },
             "timestamp": timestamp,
         }
-        self.dumps.append(dump)
-        self.contexts_before.append(tuple(before))
-        self.messages = after
-        return f"compressed {tokens_before} -> {tokens_after}"
 
     # --- writing --------------------------------------------------------------------------
 

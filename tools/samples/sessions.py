@@ -93,6 +93,12 @@ def session_bugfix(counter: TokenCounter) -> Session:
         summary="### Active Task\n- Fix negative half-hour offsets in parse().\n### Completed Work\n- Read parse.py, tz.py, tests; the bug is in helper_8_3.\n- Focused test fails: -5:00 != -5:30.\n### Immediate Resume Point\n- Use _parse_tz(tz) for the offset and rerun the test.",
         reinject="Recently read file: /workspace/src/tinycal/tz.py\n" + _code("tz.py", 8, 5),
     )
+    _bugfix_second_compression(s)
+    return s
+
+
+def _bugfix_second_compression(s: Session) -> None:
+    """The fix, the suite, a new request, and a second compression after a timeout retry."""
     s.assistant(
         "Applying the fix: use _parse_tz for the whole offset.",
         [
@@ -143,7 +149,6 @@ def session_bugfix(counter: TokenCounter) -> Session:
         )
         if outcome.startswith("compressed"):
             break
-    return s
 
 
 CHINESE = [
