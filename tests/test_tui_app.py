@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.pilot import Pilot
 
 from inspector.core.strategy import registry
@@ -28,6 +30,17 @@ from inspector.tui.widgets.why_panel import FlipButton
 from tests.conftest import REFERENCE
 
 pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="reference folder not available")
+
+
+class Notices:
+    """A `run_test(message_hook=...)` hook that keeps every notification the app was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[Notification] = []
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, Notify):
+            self.seen.append(message.notification)
 
 
 @pytest.fixture
@@ -108,7 +121,8 @@ async def test_browser_lists_artifacts_and_error_rows(
     folder: Path, counters: dict[str, TokenCounter]
 ) -> None:
     app = create_app([str(folder)], counters=counters)
-    async with app.run_test(size=(120, 40)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
         browser = await loaded(app, pilot)
         errors = [row for row in browser.rows if row.error is not None]
         sources = {Path(row.error.source).name for row in errors if row.error}
@@ -129,7 +143,7 @@ async def test_browser_lists_artifacts_and_error_rows(
         assert isinstance(app.screen, BrowserScreen)
         reason = browser.shown[index].error
         assert reason is not None
-        assert any(reason.error in n.message for n in app._notifications)
+        assert any(reason.error in n.message for n in notices.seen)
 
 
 async def test_browser_filters_and_sort(folder: Path, counters: dict[str, TokenCounter]) -> None:
@@ -505,11 +519,12 @@ async def test_loader_failure_becomes_a_notice(counters: dict[str, TokenCounter]
         raise RuntimeError("disk on fire")
 
     app = create_app(["nowhere"], counters=counters, loader=broken_loader)
-    async with app.run_test(size=(100, 30)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(100, 30), message_hook=notices) as pilot:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert any("disk on fire" in n.message for n in app._notifications)
+        assert any("disk on fire" in n.message for n in notices.seen)
         assert isinstance(app.screen, BrowserScreen)
 
 
@@ -591,7 +606,8 @@ async def test_random_keys_never_crash_at_80x24(
     chooser = random.Random(4)
     app = create_app([str(folder)], counters=counters)
     app.copy_to_clipboard = lambda text: None  # type: ignore[method-assign]
-    async with app.run_test(size=(80, 24)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(80, 24), message_hook=notices) as pilot:
         await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
         )
@@ -601,7 +617,7 @@ async def test_random_keys_never_crash_at_80x24(
                 continue
             await pilot.press(chooser.choice(MONKEY_KEYS))
         await settle(app, pilot)
-        assert not [n for n in app._notifications if n.severity == "error" and "failed" in n.title]
+        assert not [n for n in notices.seen if n.severity == "error" and "failed" in n.title]
 
 
 async def test_slow_load_shows_rows_early_and_keeps_input(
