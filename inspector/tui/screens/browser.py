@@ -29,19 +29,20 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
-from inspector.core.tokens import TokenCounter
-from inspector.sources.follow import FileFollower
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceRemoved,
     SourceState,
 )
-from inspector.sources.live.tracker import LiveTracker
+from inspector.core.live_tracker import LiveTracker
+from inspector.core.tokens import TokenCounter
+from inspector.sources.connect import ConnectRequest, classify_source
+from inspector.sources.follow import FileFollower
 from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.connect_dialog import ConnectDialog, ConnectRequest, classify_source
+from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
@@ -449,7 +450,7 @@ class BrowserScreen(InspectorScreen[None]):
 
     def _connect_source(self, source: str) -> None:
         """Open a ws:// or http:// source given on the command line, as the dialog would."""
-        from inspector.tui.screens.connect_dialog import build_request
+        from inspector.sources.connect import build_request
 
         try:
             request = build_request(source, "", "auto", "main")
