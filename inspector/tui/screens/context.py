@@ -47,11 +47,12 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.render.verdict import after_role, render_to_text, search_text
+from inspector.render.verdict import after_role, render_to_text
 from inspector.render.why_report import checks_table, findings_table, why_report
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_navigation import ContextNavigation
 from inspector.tui.screens.context_view import (
     decision_verdict,
     regions_text,
@@ -69,7 +70,7 @@ from inspector.tui.widgets.why_panel import WhyPanel, why_body
 FLIPS_DELAY = 0.05
 
 
-class ContextScreen(TuningActions, InspectorScreen[None]):
+class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
     BINDINGS = CONTEXT_BINDINGS
@@ -541,34 +542,12 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         """A flip button was pressed."""
         self.action_apply_flip(message.number + 1)
 
-    # --- search --------------------------------------------------------------------------
-
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.run_search(event.value)
         self.query_one("#search-bar").display = False
         self.query_one(MessageList).focus()
-
-    def run_search(self, query: str) -> None:
-        """Find `query` (case-insensitive) in content and tool calls; jump to the first match."""
-        self.search_query = query.strip().lower()
-        messages = self.current_messages()
-        if not self.search_query:
-            self.matches = []
-        else:
-            self.matches = [
-                i for i, m in enumerate(messages) if self.search_query in search_text(m)
-            ]
-        message_list = self.query_one(MessageList)
-        message_list.set_matches(self.matches)
-        if not self.matches:
-            if self.search_query:
-                self.notify(f"no message contains {query!r}", severity="warning")
-            return
-        after = [i for i in self.matches if i >= message_list.cursor]
-        message_list.move_to(after[0] if after else self.matches[0])
-        self.notify(f"{len(self.matches)} matches for {query!r} (n / N)")
 
     # --- actions -------------------------------------------------------------------------
 
@@ -604,61 +583,6 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self.query_one("#side").display = True
         if not self.query_one(MessageList).display:
             self.set_class(True, "-side-only")
-
-    def action_search(self) -> None:
-        """Open the search box."""
-        self.query_one("#search-bar").display = True
-        self.query_one("#search", Input).focus()
-
-    def action_next_match(self) -> None:
-        """Next search match."""
-        self._step_match(1)
-
-    def action_previous_match(self) -> None:
-        """Previous search match."""
-        self._step_match(-1)
-
-    def _step_match(self, direction: int) -> None:
-        if not self.matches:
-            return
-        message_list = self.query_one(MessageList)
-        cursor = message_list.cursor
-        if direction > 0:
-            following = [i for i in self.matches if i > cursor]
-            target = following[0] if following else self.matches[0]
-        else:
-            before = [i for i in self.matches if i < cursor]
-            target = before[-1] if before else self.matches[-1]
-        message_list.move_to(target)
-
-    def _boundaries(self) -> list[int]:
-        """Where a region (or a per-message label run) starts."""
-        if self.decision is None or self.showing_after:
-            return []
-        marks = {r.start for r in self.decision.regions if r.end > r.start}
-        return sorted(marks)
-
-    def action_next_boundary(self) -> None:
-        """Jump to the start of the next region."""
-        message_list = self.query_one(MessageList)
-        following = [b for b in self._boundaries() if b > message_list.cursor]
-        if following:
-            message_list.move_to(following[0])
-            self._say_region(following[0])
-
-    def action_previous_boundary(self) -> None:
-        """Jump to the start of this region, or of the previous one."""
-        message_list = self.query_one(MessageList)
-        before = [b for b in self._boundaries() if b < message_list.cursor]
-        if before:
-            message_list.move_to(before[-1])
-            self._say_region(before[-1])
-
-    def _say_region(self, index: int) -> None:
-        if self.decision is not None:
-            label = self.decision.message_labels.get(index)
-            where = f"start of the {self.decision.region_label(index)}"
-            self.notify(f"#{index}: {where}" + (f" ({label})" if label else ""), timeout=1.5)
 
     def action_toggle_compare(self) -> None:
         """Show the recorded bar above the tuned one, and the Tune tab's side-by-side table."""
@@ -738,18 +662,6 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
     def why_text(self) -> str:
         """The why report of the current settings as plain text."""
         return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
-
-    def action_toggle_side(self) -> None:
-        """Cycle the layout: list and panel, list only, panel only (for small terminals)."""
-        side, messages = self.query_one("#side"), self.query_one(MessageList)
-        if side.display and messages.display:
-            side.display = False
-        elif messages.display:
-            side.display, messages.display = True, False
-        else:
-            messages.display = True
-            messages.focus()
-        self.set_class(not messages.display, "-side-only")
 
     def settings_fields(self) -> list[str]:
         """Names of the current strategy's settings (for tests and the palette)."""
