@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from inspector.core.compare import compare_strategies, tuning_for
+from inspector.core.compare import CompareOptions, compare_strategies, tuning_for
 from inspector.core.hybrid import HybridResult
 from inspector.core.hybrid_config import config_from_tuning
 from inspector.core.hybrid_strategy import HYBRID, hybrid_config, outcome_label
@@ -197,10 +197,12 @@ async def test_compare_screen_shows_core_numbers(counters: dict[str, TokenCounte
             snapshot,
             list(PROCESSOR_KINDS),
             counters[tuning.token_mode],
-            tunings={k: tuning_for(snapshot, k) for k in PROCESSOR_KINDS if k != "hybrid"},
-            hybrid_config=config_from_tuning(tuning, keep_recent_is_turns=False),
-            dump_after=artifact.after,
-            dump_processor=artifact.processor,
+            CompareOptions(
+                tunings={k: tuning_for(snapshot, k) for k in PROCESSOR_KINDS if k != "hybrid"},
+                hybrid_config=config_from_tuning(tuning, keep_recent_is_turns=False),
+                dump_after=artifact.after,
+                dump_processor=artifact.processor,
+            ),
         )
         assert compare.comparison.to_dict() == expected.to_dict()
         recorded = next(o for o in expected.outcomes if o.strategy == tuning.processor)

@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.core.artifact import Artifact
-from inspector.core.compare import Comparison, compare_strategies, tuning_for
+from inspector.core.compare import CompareOptions, Comparison, compare_strategies, tuning_for
 from inspector.core.hybrid_config import config_from_tuning
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_KINDS, Tuning
@@ -67,11 +67,13 @@ def comparison_for(
         snapshot,
         list(processors),
         counters[tuning.token_mode],
-        tunings=tunings,
-        hybrid_config=config,
-        dump_after=dump_after,
-        dump_processor=artifact.processor if dump_after is not None else None,
-        dump_llm_calls=calls if isinstance(calls, int) else 1,
+        CompareOptions(
+            tunings=tunings,
+            hybrid_config=config,
+            dump_after=dump_after,
+            dump_processor=artifact.processor if dump_after is not None else None,
+            dump_llm_calls=calls if isinstance(calls, int) else 1,
+        ),
     )
 
 
