@@ -1,0 +1,34 @@
+"""openJiuwen release profiles and release detection (pure core).
+
+Must not import anything outside the standard library and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+from inspector.core.releases.profiles import (
+    FIRST_FORKED_RELEASE,
+    NEWEST_PROFILE,
+    PROFILE_0_1_17,
+    PROFILE_0_1_18,
+    PROFILES,
+    RELEASES,
+    ProfileChoice,
+    ReleaseProfile,
+    profile_for_release,
+    profile_named,
+    release_key,
+)
+
+__all__ = [
+    "FIRST_FORKED_RELEASE",
+    "NEWEST_PROFILE",
+    "PROFILES",
+    "PROFILE_0_1_17",
+    "PROFILE_0_1_18",
+    "RELEASES",
+    "ProfileChoice",
+    "ReleaseProfile",
+    "profile_for_release",
+    "profile_named",
+    "release_key",
+]
