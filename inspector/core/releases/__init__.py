@@ -5,6 +5,12 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
+from inspector.core.releases.detect import (
+    ArtifactEvidence,
+    ReleaseDetection,
+    collect_evidence,
+    detect_release,
+)
 from inspector.core.releases.profiles import (
     FIRST_FORKED_RELEASE,
     NEWEST_PROFILE,
@@ -20,6 +26,10 @@ from inspector.core.releases.profiles import (
 )
 
 __all__ = [
+    "ArtifactEvidence",
+    "ReleaseDetection",
+    "collect_evidence",
+    "detect_release",
     "FIRST_FORKED_RELEASE",
     "NEWEST_PROFILE",
     "PROFILES",
