@@ -99,6 +99,8 @@ class Generator:
         out = sep.join(parts)
         if rng.random() < 0.04:
             out += " see data:image/png;base64," + base64.b64encode(_png(8, 8)).decode()
+        if rng.random() < 0.01:
+            out += " broken \ud83d surrogate"  # a lone surrogate: the encoder's fallback path
         if rng.random() < 0.02:
             out = ""
         return out
