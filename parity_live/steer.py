@@ -66,23 +66,24 @@ def steer(
     target = priced.count_range(*span.compress)
     ratio = case["config"]["trigger_context_ratio"]
     roll = rng.random()
+    has_span = span.compress[1] > span.compress[0] and target > 3
     aim: str
-    if roll < 0.35:
+    if roll < 0.45 or (roll < 0.7 and not has_span):
         aim = "threshold_boundary"
         threshold = max(total + rng.randint(-3, 3), 1)
         case["context_max"] = _context_max_for_threshold(threshold, ratio)
-    elif roll < 0.6 and span.compress[1] > span.compress[0] and target > 3:
+    elif roll < 0.7:
         aim = "min_target_boundary"
         threshold = max(int(total * rng.uniform(0.3, 0.98)), 1)
         context_max = _context_max_for_threshold(threshold, ratio)
         case["context_max"] = context_max
         wanted = max(target + rng.randint(-3, 3), 0)
         case["config"]["min_target_context_ratio"] = _min_ratio_for(wanted, context_max)
-    elif roll < 0.75:
+    elif roll < 0.85:
         aim = "below_threshold"
         threshold = max(int(total * rng.uniform(1.05, 3.0)) + 1, 2)
         case["context_max"] = _context_max_for_threshold(threshold, ratio)
-    elif roll < 0.94:
+    elif roll < 0.97:
         aim = "reached"
         threshold = max(int(total * rng.uniform(0.2, 0.95)), 1)
         context_max = _context_max_for_threshold(threshold, ratio)
