@@ -8,14 +8,18 @@ Subcommands:
   oracle    let one release decide a cases file (writes cases with `expected`)
   compare   compare decided files with our engine (profile from the release table)
   corpus    write the small committed corpora under tests/data/parity/ (gzip JSON Lines)
+  scenarios let every release run the scripted scenarios (fake server on 127.0.0.1) and
+            keep what it wrote under tests/data/parity/artifacts/<release>/
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inspector.core.releases import RELEASES, ReleaseProfile, profile_for_release
+from inspector.core.releases import PROFILES, RELEASES, ReleaseProfile, profile_for_release
 from inspector.encoding import load_cl100k
 from parity_live.compare import agreement
 from parity_live.generate import Generator
@@ -80,19 +84,42 @@ def oracle(release: str, source: Path, target: Path) -> None:
         raise SystemExit(f"openjiuwen {release} failed on {source}:\n" + "\n".join(tail))
 
 
-def compare(files: list[Path], verbose: bool = False) -> bool:
-    """Print agreement per file (release from the cases); True when all agree 100 %."""
+def compare(files: list[Path], verbose: bool = False, other_profiles: bool = False) -> bool:
+    """Print agreement per file (release from the cases); True when all agree 100 %.
+
+    With `other_profiles`, also how each release agrees with the rules of the other
+    profiles (what our engine computed before it knew the release), and which releases
+    decided the same cases identically.
+    """
     encode_len = load_cl100k().encode_len
     ok = True
+    groups: dict[str, list[str]] = {}
     for path in files:
         cases = read_jsonl(path)
         release = cases[0].get("openjiuwen_version", "?") if cases else "?"
-        result = agreement(release, cases, profile_for_release(release).profile, encode_len)
+        profile = profile_for_release(release).profile
+        result = agreement(release, cases, profile, encode_len)
         print(result.line(), flush=True)
         if verbose:
             for case_id, diff in result.examples:
                 print(f"    {case_id}: {diff}")
+        if other_profiles:
+            for other in PROFILES:
+                if other is not profile:
+                    print(
+                        "    with the rules of "
+                        + agreement(release, cases, other, encode_len).line().strip()
+                    )
+        key = hashlib.sha256(
+            json.dumps([c["expected"] for c in cases], sort_keys=True).encode()
+        ).hexdigest()
+        groups.setdefault(key, []).append(release)
         ok = ok and result.agreeing == result.cases
+    if other_profiles:
+        print(
+            "identical decisions on the same cases: "
+            + " | ".join(", ".join(g) for g in groups.values())
+        )
     return ok
 
 
@@ -122,7 +149,7 @@ def live(releases: list[str], count: int, seed: int | None, verbose: bool) -> bo
             target = Path(folder) / f"decided-{release}.jsonl"
             oracle(release, source, target)
             outputs.append(target)
-        ok = compare(outputs, verbose)
+        ok = compare(outputs, verbose, other_profiles=True)
     print(f"took {time.monotonic() - started:.0f} s", flush=True)
     return ok
 
@@ -141,6 +168,18 @@ def corpus(count: int, seed: int) -> None:
         path = CORPUS_DIR / f"openjiuwen-{profile.newest_release}.jsonl.gz"
         write_jsonl(path, decided)
         print(f"{path}: {len(decided)} cases", flush=True)
+
+
+def scenarios(releases: list[str], target: Path) -> None:
+    """Record every release's dumps and debug logs for the scripted scenarios."""
+    from parity_live.scenarios import record  # needs tests.servers (the fake server)
+
+    for release in releases:
+        folder = target / release
+        if folder.exists():
+            shutil.rmtree(folder)
+        for line in record(release, folder):
+            print(line[:160], flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     p_corpus = sub.add_parser("corpus")
     p_corpus.add_argument("--count", type=int, default=600)
     p_corpus.add_argument("--seed", type=int, default=12)
+    p_scn = sub.add_parser("scenarios")
+    p_scn.add_argument("--releases", nargs="*", default=list(ALL_RELEASES))
+    p_scn.add_argument("--out", type=Path, default=CORPUS_DIR / "artifacts")
     args = parser.parse_args(argv)
     if args.command == "live":
         return 0 if live(args.releases, args.count, args.seed, args.verbose) else 1
@@ -179,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "compare":
         return 0 if compare(args.files, args.verbose) else 1
+    if args.command == "scenarios":
+        scenarios(args.releases, args.out)
+        return 0
     corpus(args.count, args.seed)
     return 0
 

@@ -276,6 +276,12 @@ USAGE_23 = {
 }  # fmt: skip
 
 
+RETRY_ERROR = (
+    "[181001] model call failed, reason: openAI API async invoke error: {}Error code: 429 - "
+    "Rate limit reached for requests StatusCode.MODEL_CALL_FAILED"
+)
+
+
 def _dump(details: dict) -> dict:
     return {
         "processor_type": "CurrentRoundCompressor",
@@ -357,6 +363,7 @@ def test_detection_from_artifact_evidence(objects, names, profile: str, words: s
         [_span_built("a" * 250, 62)],  # truncated preview: the length is unknown
         [_span_built("ab", 1)],  # both divisors give 1
         [{"messages": [{"role": "user", "content": "hi", "metadata": {}}]}],
+        [{"event": "compression_retry", "error_message": "Connection error."}],
     ],
 )
 def test_no_evidence_assumes_the_newest_and_says_so(objects) -> None:
@@ -403,3 +410,13 @@ def test_evidence_collection_is_bounded() -> None:
     evidence = collect_evidence(many)
     assert 0 < len(evidence.usage_records) <= 64
     assert isinstance(evidence, ArtifactEvidence)
+
+
+def test_default_counters_string_length_follows_its_releases(counters) -> None:
+    """`string_length` exists only from 0.1.18, so its counter always has their divisors."""
+    assert (counters["string_length"].tail_divisor, counters["string_length"].char_divisor) == (
+        3,
+        3,
+    )
+    assert counters["len_div_4"].tail_divisor == 4
+    assert counters["tiktoken_cl100k"].tail_divisor == 4

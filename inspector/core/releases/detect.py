@@ -13,8 +13,9 @@ Facts, strongest first (all measured on the real releases, see `parity_live/`):
 * a `llm_request.jsonl` file or record -> 0.1.18+;
 * a `span_built` preview whose `tokens` equals max(len // 3, 1) but not max(len // 4, 1)
   (or the other way round), for untruncated previews;
-* a `compression_retry.error_message` that starts with an SDK exception class name
-  (`RateLimitError: ...`) -> 0.1.18+; one that does not -> 0.1.17.
+* a `compression_retry.error_message` whose SDK status text carries the exception class
+  (`... invoke error: RateLimitError: Error code: 429 - ...`) -> 0.1.18+; the status text
+  without it (`... invoke error: Error code: 429 - ...`) -> 0.1.17; other texts tell nothing.
 
 Must not import anything outside the standard library and `inspector.core`.
 """
@@ -37,7 +38,9 @@ from inspector.core.releases.profiles import (
 
 DetectionSource = Literal["override", "recorded", "artifact", "assumed"]
 _PREVIEW_LIMIT = 200
-_CLASS_PREFIX_RE = re.compile(r"^[A-Z][A-Za-z0-9_]*(?:Error|Exception|Timeout)\b[^:]{0,40}: ")
+#: The OpenAI SDK's status text, and the same text with the SDK class name in front.
+_SDK_STATUS_RE = re.compile(r"Error code: \d{3}")
+_SDK_CLASS_STATUS_RE = re.compile(r"\b[A-Z][A-Za-z0-9_]*(?:Error|Exception): Error code: \d{3}")
 _MAX_ITEMS = 64  # per kind of fact: enough to decide, bounded on huge files
 _SPAN_LISTS = ("preserved_prefix", "messages_to_compress", "protected_tail")
 
@@ -155,10 +158,16 @@ def _other_votes(evidence: ArtifactEvidence) -> Iterator[tuple[ReleaseProfile, s
         elif by3 != by4 and tokens == by4:
             yield PROFILE_0_1_17, "span_built previews count len // 4 (up to 0.1.17.post2)"
     for message in evidence.error_messages:
-        if _CLASS_PREFIX_RE.match(message):
-            yield PROFILE_0_1_18, "retry error messages start with the SDK exception class"
-        else:
-            yield PROFILE_0_1_17, "retry error messages have no SDK exception class prefix"
+        if _SDK_CLASS_STATUS_RE.search(message):
+            yield (
+                PROFILE_0_1_18,
+                "retry error messages name the SDK exception class (0.1.18 and later)",
+            )
+        elif _SDK_STATUS_RE.search(message):
+            yield (
+                PROFILE_0_1_17,
+                "retry error messages have no SDK exception class (up to 0.1.17.post2)",
+            )
 
 
 def _from_artifact(evidence: ArtifactEvidence) -> ReleaseDetection | None:
