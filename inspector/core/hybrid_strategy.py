@@ -315,8 +315,25 @@ class HybridStrategy:
         }
 
     def flips(self, prepared: Any, settings: Settings) -> Sequence[Flip]:
-        """No flip search for the pipeline: its sweep shows where it stops for each value."""
-        return ()
+        """Per swept field, the value nearest the current one (of its sweep range) where the
+        pipeline stops elsewhere or for another reason: the range is searched, not bisected,
+        because the levels are not monotone in every field."""
+        base = self.decide(prepared, settings)
+        out: list[Flip] = []
+        for name in self.sweep_params():
+            current = getattr(settings, name)
+            candidates = sorted(
+                (v for v in _default_values(settings, name) if v != current),
+                key=lambda v: abs(v - current),
+            )
+            for value in candidates:
+                changed = settings.with_(**{name: value})
+                decision = self.decide(prepared, changed)
+                if (decision.reason, decision.verdict) != (base.reason, base.verdict):
+                    sentence = f"{name} {current} -> {value}: {decision.verdict.lower()} ({decision.reason})"
+                    out.append(Flip(name, current, value, changed, decision, sentence))
+                    break
+        return out
 
     def sweep_params(self) -> tuple[str, ...]:
         """Budget, threshold, kept turns and the level-1 cap."""
