@@ -5,6 +5,7 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
+from inspector.core.releases.counting import CountingChoice, choose_counting, snapshot_evidence
 from inspector.core.releases.detect import (
     ArtifactEvidence,
     ReleaseDetection,
@@ -26,6 +27,9 @@ from inspector.core.releases.profiles import (
 )
 
 __all__ = [
+    "CountingChoice",
+    "choose_counting",
+    "snapshot_evidence",
     "ArtifactEvidence",
     "ReleaseDetection",
     "collect_evidence",
