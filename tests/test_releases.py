@@ -420,3 +420,17 @@ def test_default_counters_string_length_follows_its_releases(counters) -> None:
     )
     assert counters["len_div_4"].tail_divisor == 4
     assert counters["tiktoken_cl100k"].tail_divisor == 4
+
+
+def test_counter_identity_names_a_divisor_that_changes_piece_counts() -> None:
+    """The on-disk token cache is keyed by identity: 0.1.18's fallback //3 must not reuse
+    0.1.17's //4 counts, while 0.1.17's keys stay what they always were."""
+    old, new = (
+        PROFILE_0_1_17.counter("tiktoken_cl100k", len),
+        PROFILE_0_1_18.counter("tiktoken_cl100k", len),
+    )
+    assert old.identity == TokenCounter("tiktoken_cl100k", len).identity
+    assert old.identity != new.identity
+    assert (
+        PROFILE_0_1_18.counter("string_length").identity == TokenCounter("string_length").identity
+    )

@@ -370,8 +370,9 @@ class TokenCounter:
         """What a piece count depends on besides the message: mode, encoder, image override."""
         encoder = "exact" if self.exact else f"len{self.char_divisor}-fallback"
         base = f"{self.mode}/{encoder}/{self._image_placeholder or 0}"
-        # Only a piece count that depends on the divisor names it (keeps older cache keys).
-        if self.char_divisor != 4 and self.mode == "len_div_4":
+        # A piece count depends on the character divisor (len_div_4 always, tiktoken on its
+        # fallback); only a non-default one is named, so 0.1.17's cache keys stay as they were.
+        if self.char_divisor != 4 and self.mode != "string_length":
             return f"{base}/c{self.char_divisor}"
         return base
 
