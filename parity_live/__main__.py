@@ -96,7 +96,11 @@ def compare(files: list[Path], verbose: bool = False, other_profiles: bool = Fal
     groups: dict[str, list[str]] = {}
     for path in files:
         cases = read_jsonl(path)
-        release = cases[0].get("openjiuwen_version", "?") if cases else "?"
+        release = cases[0].get("openjiuwen_version") if cases else None
+        if not isinstance(release, str):
+            print(f"{path}: no decided cases (no openjiuwen_version)", flush=True)
+            ok = False
+            continue
         profile = profile_for_release(release).profile
         result = agreement(release, cases, profile, encode_len)
         print(result.line(), flush=True)
@@ -106,9 +110,11 @@ def compare(files: list[Path], verbose: bool = False, other_profiles: bool = Fal
         if other_profiles:
             for other in PROFILES:
                 if other is not profile:
+                    theirs = agreement(release, cases, other, encode_len)
                     print(
-                        "    with the rules of "
-                        + agreement(release, cases, other, encode_len).line().strip()
+                        f"{'':>16}under profile {other.name}'s rules: {theirs.agreeing}/"
+                        f"{theirs.cases} ({theirs.percent:.1f} %), reason differs in "
+                        f"{theirs.fields['reason']}"
                     )
         key = hashlib.sha256(
             json.dumps([c["expected"] for c in cases], sort_keys=True).encode()
