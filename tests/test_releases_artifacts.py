@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from inspector.core.releases import NEWEST_PROFILE, RELEASES, collect_evidence, detect_release
+from tests.conftest import REFERENCE
 
 ARTIFACTS = Path(__file__).parent / "data" / "parity" / "artifacts"
 FOLDERS = sorted(p for p in ARTIFACTS.glob("*/*") if p.is_dir())
@@ -84,3 +85,27 @@ def test_the_engine_default_counter_differs_between_profiles() -> None:
         folder = ARTIFACTS / release / "compress_engine_default"
         dumps = [p for p in _library_files(folder) if p.suffix == ".json"]
         assert bool(dumps) == (profile.name == "0.1.18"), release
+
+
+REFERENCE_FILES = sorted(
+    p
+    for p in REFERENCE.rglob("*")
+    if p.is_file() and (p.suffix == ".jsonl" or (p.suffix == ".json" and p.name[:1].isdigit()))
+)
+
+
+def test_reference_files_found() -> None:
+    assert len(REFERENCE_FILES) >= 40
+
+
+@pytest.mark.parametrize("path", REFERENCE_FILES, ids=lambda p: f"{p.parent.name}/{p.name[:30]}")
+def test_reference_files_of_0_1_17_are_never_taken_for_a_newer_release(path: Path) -> None:
+    """The reference artifacts were written with 0.1.17's rules (source commit 4f2c29c3,
+    whose retry messages already name the SDK class): every file that tells, tells 0.1.17."""
+    from inspector.core.releases import PROFILE_0_1_17
+
+    found = detect_release(collect_evidence(_objects(path), [path.name]))
+    if found.source == "assumed":
+        assert {r.get("event") for r in _objects(path)} == {"threshold_check"}
+    else:
+        assert found.profile is PROFILE_0_1_17, found.evidence

@@ -5,7 +5,8 @@ records, `llm_request.jsonl` records) for the facts that tell releases apart;
 `detect_release(evidence, recorded=..., override=...)` turns them into a profile plus a
 sentence saying why. Order: an override (`--openjiuwen`), then a recorded release string,
 then the artifact's own evidence, then the newest profile, saying that nothing told.
-Facts, strongest first (all measured on the real releases, see `parity_live/`):
+Facts, strongest first (all measured on the real releases, see `parity_live/`); a
+weaker kind is read only when no stronger kind was found:
 
 * a usage record (`usage_metadata`) with `cache_authoritative` -> 0.1.18+; a 16-key record
   without it -> 0.1.17;
@@ -16,6 +17,7 @@ Facts, strongest first (all measured on the real releases, see `parity_live/`):
 * a `compression_retry.error_message` whose SDK status text carries the exception class
   (`... invoke error: RateLimitError: Error code: 429 - ...`) -> 0.1.18+; the status text
   without it (`... invoke error: Error code: 429 - ...`) -> 0.1.17; other texts tell nothing.
+  Weakest of all: the reference logs of source commit 4f2c29c3 (0.1.17 rules) have it too.
 
 Must not import anything outside the standard library and `inspector.core`.
 """
@@ -157,6 +159,11 @@ def _other_votes(evidence: ArtifactEvidence) -> Iterator[tuple[ReleaseProfile, s
             yield PROFILE_0_1_18, "span_built previews count len // 3 (0.1.18 and later)"
         elif by3 != by4 and tokens == by4:
             yield PROFILE_0_1_17, "span_built previews count len // 4 (up to 0.1.17.post2)"
+
+
+def _error_votes(evidence: ArtifactEvidence) -> Iterator[tuple[ReleaseProfile, str]]:
+    """The weakest fact: the class prefix comes from the model client, which changed apart
+    from the counting rules (source commit 4f2c29c3 of 0.1.17 already writes it)."""
     for message in evidence.error_messages:
         if _SDK_CLASS_STATUS_RE.search(message):
             yield (
@@ -171,7 +178,7 @@ def _other_votes(evidence: ArtifactEvidence) -> Iterator[tuple[ReleaseProfile, s
 
 
 def _from_artifact(evidence: ArtifactEvidence) -> ReleaseDetection | None:
-    for votes in (_usage_vote(evidence), _other_votes(evidence)):
+    for votes in (_usage_vote(evidence), _other_votes(evidence), _error_votes(evidence)):
         found: dict[str, tuple[ReleaseProfile, str]] = {}
         for profile, reason in votes:
             found.setdefault(profile.name, (profile, reason))
