@@ -71,10 +71,12 @@ def oracle(release: str, source: Path, target: Path) -> None:
     """Run the runner inside the release's venv on `source`, writing `target`."""
     python = ensure_venv(release)
     log = target.with_suffix(".log")
-    with log.open("w", encoding="utf-8") as handle:
+    # the library writes its own logs/ into the working directory: give it a scratch one
+    with log.open("w", encoding="utf-8") as handle, tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(
-            [str(python), str(RUNNER), str(source), str(target), release],
+            [str(python), str(RUNNER), str(source.resolve()), str(target.resolve()), release],
             env=release_env(release),
+            cwd=scratch,
             stdout=handle,
             stderr=subprocess.STDOUT,
             check=False,

@@ -146,8 +146,9 @@ def record(release: str, target: Path) -> list[str]:
             source = Path(folder) / "scenarios.json"
             source.write_text(json.dumps(plain), encoding="utf-8")
             done = subprocess.run(
-                [str(python), str(RUNNER), str(source), str(target), release],
+                [str(python), str(RUNNER), str(source), str(target.resolve()), release],
                 env=release_env(release),
+                cwd=folder,  # the library writes its own logs/ into the working directory
                 capture_output=True,
                 text=True,
                 check=False,
