@@ -331,6 +331,7 @@ def _span_built(preview: str, tokens: int) -> dict:
         ),
         ([_span_built("a" * 12, 4)], [], "0.1.18", "len // 3"),
         ([_span_built("a" * 12, 3)], [], "0.1.17", "len // 4"),
+        ([_span_built("a" * 200, 60)], [], "0.1.17", "len // 4"),  # truncated, < 200 // 3
         (
             [
                 {

@@ -153,7 +153,10 @@ def _other_votes(evidence: ArtifactEvidence) -> Iterator[tuple[ReleaseProfile, s
         yield PROFILE_0_1_18, "an `llm_request.jsonl` is present (written from 0.1.18)"
     for preview, tokens in evidence.span_previews:
         if len(preview) >= _PREVIEW_LIMIT:
-            continue  # truncated: the full length is unknown
+            # truncated: the content is at least 200 characters long, so //3 gives >= 66
+            if _PREVIEW_LIMIT // 4 <= tokens < _PREVIEW_LIMIT // 3:
+                yield PROFILE_0_1_17, "span_built previews count len // 4 (up to 0.1.17.post2)"
+            continue
         by4, by3 = max(len(preview) // 4, 1), max(len(preview) // 3, 1)
         if by3 != by4 and tokens == by3:
             yield PROFILE_0_1_18, "span_built previews count len // 3 (0.1.18 and later)"
