@@ -361,7 +361,7 @@ def test_detection_from_artifact_evidence(objects, names, profile: str, words: s
     "objects",
     [
         [],
-        [_span_built("a" * 250, 62)],  # truncated preview: the length is unknown
+        [_span_built("a" * 200, 70)],  # truncated, 70 tokens: either divisor fits
         [_span_built("ab", 1)],  # both divisors give 1
         [{"messages": [{"role": "user", "content": "hi", "metadata": {}}]}],
         [{"event": "compression_retry", "error_message": "Connection error."}],
