@@ -19,9 +19,10 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench
-	$(BIN)/ruff check inspector tests bench
+	$(BIN)/ruff format --check inspector tests bench tools scripts
+	$(BIN)/ruff check inspector tests bench tools scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed
@@ -33,7 +34,7 @@ parity-live: $(VENV)/.installed
 	$(BIN)/python -m parity_live live
 
 samples: $(VENV)/.installed
-	$(BIN)/python -m inspector.sources.samples sample_dumps
+	$(BIN)/python -m tools.samples sample_dumps
 
 clean:
 	rm -rf $(VENV) build *.egg-info

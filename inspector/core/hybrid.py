@@ -53,9 +53,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, Literal
 
-from inspector.core.artifact import Artifact
 from inspector.core.diagnosis import Check, Finding
-from inspector.core.errors import ConfigError
 from inspector.core.hybrid_config import HybridConfig, alignment_check, config_from_tuning
 from inspector.core.hybrid_facts import find_errors, find_paths, message_text
 from inspector.core.hybrid_truncate import Truncation, is_read_file_tool, truncate_output
@@ -68,7 +66,6 @@ from inspector.core.tokens import (
     sanitize_text,
     sanitize_value,
 )
-from inspector.core.tuning import Tuning
 
 Outcome = Literal["kept", "truncated", "folded", "summarized"]
 Protection = Literal["system_prompt", "latest_user_task", "in_flight", "recent_turn"]
@@ -1275,105 +1272,3 @@ async def run_hybrid_async(
     except Exception as failure:  # noqa: BLE001 - compression must never fail
         return _finish(plan, None, str(failure) or type(failure).__name__, request)
     return _finish(plan, reply, None, request)
-
-
-#: Sweepable Tuning parameters and the HybridConfig fields they set.
-HYBRID_SWEEP_FIELDS: dict[str, str] = {
-    "context_max": "max_context_tokens",
-    "trigger_ratio": "compression_threshold",
-    "keep_recent": "preserve_recent_turns",
-    "max_tool_output_length": "max_tool_output_length",
-}
-
-
-def default_hybrid_sweep_values(config: HybridConfig, param: str) -> list[Any]:
-    """A sensible range around the current value of a swept parameter."""
-    if param == "trigger_ratio":
-        return [round(0.05 * i, 2) for i in range(2, 21)]
-    if param == "keep_recent":
-        return list(range(0, 13))
-    if param == "max_tool_output_length":
-        return [250, 500, 1000, 2000, 4000, 8000, 16000]
-    base = config.max_context_tokens
-    return sorted(
-        {max(int(base * f), 1) for f in (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)}
-    )
-
-
-def sweep_hybrid(
-    snapshot: ContextSnapshot,
-    config: HybridConfig,
-    param: str,
-    values: Sequence[Any] | None = None,
-    counter: TokenCounter | None = None,
-) -> list[tuple[Any, HybridResult]]:
-    """The pipeline's decision with `param` set to each value (config validation applies)."""
-    if param not in HYBRID_SWEEP_FIELDS:
-        raise ConfigError("param", param, "one of " + ", ".join(HYBRID_SWEEP_FIELDS))
-    field_name = HYBRID_SWEEP_FIELDS[param]
-    chosen = list(values) if values is not None else default_hybrid_sweep_values(config, param)
-    return [
-        (value, hybrid_decision(snapshot, config.with_(**{field_name: value}), counter))
-        for value in chosen
-    ]
-
-
-def hybrid_flip_points(points: Sequence[tuple[Any, HybridResult]]) -> list[int]:
-    """Indices in a hybrid sweep where the level the pipeline stops at differs from the previous point."""
-    return [
-        i
-        for i in range(1, len(points))
-        if (points[i][1].stopped_at, points[i][1].reason)
-        != (points[i - 1][1].stopped_at, points[i - 1][1].reason)
-    ]
-
-
-def hybrid_why_json(artifact: Artifact, result: HybridResult, tuning: Tuning) -> dict[str, Any]:
-    """The `why --json` object of the CLI contract for `--processor hybrid`, plus a `hybrid` block."""
-    record = result.to_json()
-    return {
-        "source": artifact.source,
-        "id": artifact.id,
-        "kind": artifact.kind,
-        "processor": "HybridCompressor",
-        "hit": record["hit"],
-        "reason": record["reason"],
-        "total_tokens": record["total_tokens"],
-        "threshold": record["threshold"],
-        "target_tokens": record["target_tokens"],
-        "min_target_tokens": None,
-        "effective_keep": record["effective_keep"],
-        "span": record["span"],
-        "checks": record["checks"],
-        "findings": record["findings"],
-        "recorded": dict(artifact.recorded),
-        "tuning": {
-            "processor": tuning.processor,
-            "trigger_ratio": tuning.trigger_ratio,
-            "keep_recent": tuning.keep_recent,
-            "context_max": tuning.context_max,
-            "token_mode": tuning.token_mode,
-        },
-        "hybrid": record["hybrid"],
-    }
-
-
-def hybrid_sweep_point_json(
-    artifact: Artifact, param: str, value: Any, result: HybridResult, flip: bool
-) -> dict[str, Any]:
-    """One point of `sweep --json` for `--processor hybrid`."""
-    return {
-        "source": artifact.source,
-        "id": artifact.id,
-        "param": param,
-        "value": value,
-        "hit": result.hit,
-        "reason": result.reason,
-        "total_tokens": result.estimate_before,
-        "threshold": result.threshold,
-        "stopped_at": result.stopped_at,
-        "estimate_after": result.estimate_after,
-        "llm_calls": result.llm_calls,
-        "span": result.span_counts,
-        "flip": flip,
-    }

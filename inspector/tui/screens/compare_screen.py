@@ -28,7 +28,6 @@ from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_KINDS, Tuning
 from inspector.render.compare_report import compare_report
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.hybrid_sweep import hybrid_config
 
 #: Strategies compared by default: openJiuwen's three compressors and the hybrid pipeline.
 DEFAULT_STRATEGIES: tuple[str, ...] = PROCESSOR_KINDS
@@ -58,7 +57,7 @@ def comparison_for(
         tunings[tuning.processor] = tuning
     # Not tuning hybrid: its window is the spec default (keep-recent counts another unit), as in the CLI.
     config = (
-        hybrid_config(tuning)
+        config_from_tuning(tuning)
         if tuning.processor == "hybrid"
         else config_from_tuning(base, keep_recent_is_turns=False)
     )
