@@ -207,7 +207,7 @@ def test_missing_version_uses_newest_and_says_so(counters: dict[str, TokenCounte
     [
         ("0.1.16.post3", "0.1.16", False),
         ("0.1.17", "0.1.17", False),
-        ("0.1.18", "0.1.17", True),
+        ("0.1.18", "0.1.19", False),
         ("0.1.19.post2", "0.1.19", False),
         ("garbage", "0.1.19", True),
         (None, "0.1.19", True),

@@ -14,16 +14,15 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import DataTable
 
-from inspector.core.artifact import Artifact
 from inspector.core.standard.strategy import STRATEGY_LINES
 from inspector.core.strategy import registry
 from inspector.core.tokens import TokenCounter
-from inspector.sources.loader import load_paths
 from inspector.tui.app import InspectorApp, create_app
-from inspector.tui.screens.strategy_screen import StrategyScreen
-from inspector.tui.widgets.settings_panel import SettingsPanel
+from inspector.tui.screens.browser import BrowserScreen
+from inspector.tui.screens.context import ContextScreen
+from inspector.tui.widgets.message_list import MessageList
 from tests.test_standard_reference import STANDARD
 
 
@@ -46,7 +45,8 @@ def dialogue_case(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
             for c in map(json.loads, handle)
             if c["processor"] == "DialogueCompressor" and not c["expected"]["decision"]
         )
-    path = tmp_path / "case.json"
+    path = tmp_path / "standard" / "case.json"
+    path.parent.mkdir()
     path.write_text(json.dumps(case), encoding="utf-8")
     return path, case
 
@@ -59,42 +59,59 @@ async def settle(app: InspectorApp, pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-async def test_strategy_view_on_a_standard_snapshot(
+def _matches_core(screen: ContextScreen, counters: dict[str, TokenCounter]) -> None:
+    """The screen's decision and each row's region equal a fresh core decision."""
+    assert screen.artifact.snapshot is not None and screen.decision is not None
+    strategy = registry.get(screen.strategy.key)
+    core = strategy.decide(strategy.prepare(screen.artifact.snapshot, counters), screen.settings)
+    got = screen.decision
+    assert (got.hit, got.reason, got.total_tokens, got.threshold) == (
+        core.hit,
+        core.reason,
+        core.total_tokens,
+        core.threshold,
+    )
+    assert got.regions == core.regions
+    rows = screen.query_one(MessageList)
+    for index in range(rows.row_count):
+        assert rows.region_of(index) == core.region_of(index)
+
+
+async def test_context_view_on_a_standard_snapshot(
     registered: None, dialogue_case: tuple[Path, dict[str, Any]], counters: dict[str, TokenCounter]
 ) -> None:
-    """The view opens on the snapshot's own processor, edits a setting, and cycles through
-    every registered strategy deciding like the core."""
-    path, case = dialogue_case
-    artifact = next(
-        a for a in load_paths([str(path)], counters=counters) if isinstance(a, Artifact)
-    )
-    app = create_app([str(path)], counters=counters)
+    """The context view opens a standard snapshot with its own processor, its settings panel
+    edits tokens_threshold, and `p` cycles every registered strategy deciding like the core."""
+    path, _ = dialogue_case
+    app = create_app([str(path.parent)], counters=counters)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(app, pilot)
-        app.push_screen(StrategyScreen(artifact, counters))
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        index = next(i for i, row in enumerate(browser.shown) if row.artifact is not None)
+        browser.query_one("#table", DataTable).move_cursor(row=index)
+        await pilot.press("enter")
         await settle(app, pilot)
         screen = app.screen
-        assert isinstance(screen, StrategyScreen)
+        assert isinstance(screen, ContextScreen)
         assert screen.strategy.key == "standard.dialogue"
         assert screen.decision is not None and screen.decision.hit is False
-        panel = screen.query_one(SettingsPanel)
-        assert "tokens_threshold" in panel.fields and "keep_last_round" in panel.fields
+        _matches_core(screen, counters)
         await pilot.press("t")
         await settle(app, pilot)
-        box = screen.query_one("#field-tokens_threshold", Input)
-        box.value = "1"
+        panel = screen.query_one("#tuning")
+        panel.query_one("#field-tokens_threshold").value = "1"
         await settle(app, pilot)
         assert screen.settings.tokens_threshold == 1  # type: ignore[attr-defined]
         assert screen.decision.hit is True
+        _matches_core(screen, counters)
         seen = []
         for _ in registry.all_strategies():
             seen.append(screen.strategy.key)
-            strategy = registry.get(screen.strategy.key)
-            core = strategy.decide(strategy.prepare(screen.snapshot, counters), screen.settings)
-            assert (screen.decision.hit, screen.decision.reason) == (core.hit, core.reason)
+            _matches_core(screen, counters)
             await pilot.press("p")
             await settle(app, pilot)
-        assert seen[0] == "standard.dialogue" and set(seen) == set(registry.keys())
+        assert set(seen) == set(registry.keys())
 
 
 def test_sweep_json_on_a_standard_snapshot(

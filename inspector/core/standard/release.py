@@ -220,11 +220,11 @@ def choose_release(version: str | None) -> ReleaseChoice:
     parts = tuple(int(p) for p in match.groups())
     if parts[:2] == (0, 1) and parts[2] <= 16:
         chosen: Release = "0.1.16"
-    elif parts[:2] == (0, 1) and parts[2] in (17, 18):
+    elif parts[:2] == (0, 1) and parts[2] == 17:
         chosen = "0.1.17"
     else:
-        chosen = "0.1.19"
-    measured = parts[:2] == (0, 1) and parts[2] in (16, 17, 19)
+        chosen = "0.1.19"  # 0.1.18 already has 0.1.19's tokenizer selector and //3 estimates
+    measured = parts[:2] == (0, 1) and parts[2] in (16, 17, 18, 19)
     note = f"openjiuwen {version}: rules of {chosen}"
     if not measured:
         note += " (this release itself was not measured)"

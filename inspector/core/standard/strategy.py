@@ -68,6 +68,8 @@ class StandardStrategy:
     family: ClassVar[Literal["standard"]] = "standard"
     title: ClassVar[str]
     settings_model: ClassVar[type[Settings]]
+    #: No `rerun` yet: the standard processors' prompts are not modelled here.
+    capabilities: ClassVar[frozenset[str]] = frozenset()
     evaluator: ClassVar[Evaluator]
     #: The hook a snapshot without `hook` is evaluated on.
     default_hook: ClassVar[str] = ADD
