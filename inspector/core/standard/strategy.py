@@ -10,6 +10,7 @@ anything outside the standard library, pydantic and `inspector.core`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -23,6 +24,7 @@ from inspector.core.standard.counting import est3
 from inspector.core.standard.event import started_state
 from inspector.core.standard.prepared import (
     ADD,
+    GET,
     Outcome,
     StandardPrepared,
     prepare_standard,
@@ -37,6 +39,7 @@ from inspector.core.standard.whatif import (
 from inspector.core.strategy.base import (
     Decision,
     Flip,
+    Gauge,
     Prepared,
     RegionRange,
     Settings,
@@ -77,6 +80,8 @@ class StandardStrategy:
     releases: ClassVar[tuple[Release, ...]] = ("0.1.16", "0.1.17", "0.1.19")
     #: One sentence on the model call that follows a trigger (empty: LLM-free).
     llm_call: ClassVar[str] = ""
+    #: The decision compares a token total with a token threshold (a gauge can show it).
+    token_gauge: ClassVar[bool] = False
 
     # --- settings -------------------------------------------------------------------------
 
@@ -153,6 +158,7 @@ class StandardStrategy:
         }
         if hit and self.llm_call:
             numbers["llm_call"] = self.llm_call
+        regions = _with_tokens(prep, outcome.regions)
         return Decision(
             strategy=self.key,
             processor=self.processor,
@@ -166,8 +172,8 @@ class StandardStrategy:
             target_tokens=outcome.target_tokens,
             min_target_tokens=outcome.min_target_tokens,
             effective_keep=outcome.effective_keep,
-            regions=outcome.regions,
-            span=_span(outcome.regions),
+            regions=regions,
+            span=_span(regions),
             checks=checks,
             findings=findings,
             numbers=numbers,
@@ -175,7 +181,33 @@ class StandardStrategy:
             counting_note=self._counting_note(prep),
             message_notes=dict(outcome.message_notes),
             message_tokens=self._message_tokens(prep),
+            gauge=self._gauge(prep, outcome, regions),
+            summary=_summary(prep, outcome),
             native=outcome,
+        )
+
+    def _gauge(
+        self, prep: StandardPrepared, outcome: Outcome, regions: Sequence[RegionRange]
+    ) -> Gauge | None:
+        if not self.token_gauge or outcome.total_tokens is None or outcome.threshold is None:
+            return None
+        fixed = 0
+        window = prep.hook == GET or prep.add_passes_window
+        if window and self.processor == "RoundLevelCompressor":
+            fixed = prep.counter.window_count(prep.system, (), prep.tools)
+        budget = outcome.numbers.get("budget")
+        scale = budget if isinstance(budget, int) else 0
+        scale = max(scale, outcome.total_tokens, outcome.threshold * 5 // 4, 1)
+        return Gauge(
+            fixed=fixed,
+            parts=tuple((r.name, r.tokens or 0) for r in regions),
+            total=outcome.total_tokens,
+            threshold=outcome.threshold,
+            minimum=outcome.min_target_tokens or 0,
+            scale=scale,
+            note=f"{self.processor}: absolute token threshold"
+            if budget is None
+            else f"{self.processor}: threshold from the compression model's budget {budget}",
         )
 
     def _started(self, prep: StandardPrepared, model: str | None) -> dict[str, Any]:
@@ -315,6 +347,23 @@ class StandardStrategy:
         return [SweepPoint(value, decision) for value, decision in pairs]
 
 
+def _with_tokens(prep: StandardPrepared, regions: Sequence[RegionRange]) -> tuple[RegionRange, ...]:
+    """Each region with its tokens, counted as the processor counts a list of messages."""
+    messages = prep.messages
+    return tuple(
+        dataclasses.replace(r, tokens=prep.counter.util_count(messages[r.start : r.end]))
+        for r in regions
+    )
+
+
+def _summary(prep: StandardPrepared, outcome: Outcome) -> str:
+    """One line: release, counter, and the compared numbers."""
+    words = f"openJiuwen {prep.choice.release} rules, {prep.counter.class_name}"
+    if outcome.total_tokens is not None and outcome.threshold is not None:
+        words += f"; {outcome.total_tokens} against {outcome.threshold}"
+    return words
+
+
 def _span(regions: Sequence[RegionRange]) -> dict[str, int]:
     first_change = min((r.start for r in regions if r.name in _COMPRESS_REGIONS), default=None)
     prefix = compress = tail = 0
@@ -351,6 +400,7 @@ class MessageOffloaderStrategy(StandardStrategy):
     title = "Standard MessageOffloader: trim long messages past a count or token threshold"
     settings_model = models.MessageOffloaderSettings
     evaluator = offloaders.evaluate_message_offloader
+    token_gauge = True
 
 
 class ToolResultBudgetStrategy(StandardStrategy):
@@ -381,6 +431,7 @@ class DialogueStrategy(StandardStrategy):
     title = "Standard DialogueCompressor: summarise earlier rounds past an absolute token count"
     settings_model = models.DialogueSettings
     evaluator = compressors.evaluate_dialogue
+    token_gauge = True
     llm_call = "one call: the context with [Compression Targets] blocks, JSON blocks expected"
 
 
@@ -392,6 +443,7 @@ class CurrentRoundStrategy(StandardStrategy):
     title = "Standard CurrentRoundCompressor: summarise the current round past a token count"
     settings_model = models.CurrentRoundSettings
     evaluator = compressors.evaluate_current_round
+    token_gauge = True
     llm_call = "one call for the span, one more when a run of memory blocks is merged"
 
 
@@ -403,6 +455,7 @@ class RoundLevelStrategy(StandardStrategy):
     title = "Standard RoundLevelCompressor: phased compression down to target_total_tokens"
     settings_model = models.RoundLevelSettings
     evaluator = round_level.evaluate_round_level
+    token_gauge = True
     llm_call = "up to four phases of one call each, then hard truncation without the model"
 
 
@@ -414,6 +467,7 @@ class FullCompactStrategy(StandardStrategy):
     title = "Standard FullCompactProcessor: compact everything but the newest messages"
     settings_model = models.FullCompactSettings
     evaluator = compactors.evaluate_full_compact
+    token_gauge = True
     llm_call = "one summary call when a model is configured, else a built-in fallback summary"
 
 
