@@ -50,7 +50,7 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
         "--processor",
         metavar="NAME",
         help="processor to evaluate: "
-        + ", ".join(registry.keys())
+        + ", ".join(registry.strategy_keys())
         + " (or openJiuwen's class name)",
     )
     group.add_argument(
