@@ -45,9 +45,19 @@ class FormatModel(BaseModel):
 def _out_of_range(value: int) -> PydanticCustomError:
     return PydanticCustomError(
         "out_of_range",
-        "integer out of range ({digits} digits): beyond what a float can hold",
+        "an integer of {digits} digits, beyond what a number can hold",
         {"digits": len(str(abs(value))) if abs(value) < 10**4000 else ">4000"},
     )
+
+
+def extras_in_range(values: dict[str, Any] | None) -> None:
+    """Refuse an integer beyond a float's range among a model's undeclared top-level keys."""
+    for key, value in (values or {}).items():
+        if type(value) is int and (value > FLOAT_MAX or value < -FLOAT_MAX):
+            error = _out_of_range(value)
+            raise PydanticCustomError(
+                "extra_out_of_range", error.message_template, {**(error.context or {}), "key": key}
+            )
 
 
 def _int_in_range(value: int) -> int:
@@ -151,7 +161,9 @@ def describe_error(details: Any, path: str) -> str:
     if kind == "finite_number":
         return f"'{path}' must be a finite number, got {_shown(value)}"
     if kind == "out_of_range":
-        return f"'{path}' is out of range: {details['msg']}"
+        return f"'{path}' is out of range: {details['msg']}"  # the digits, never the value
+    if kind == "extra_out_of_range":
+        return f"'{key_path([ctx['key']], path)}' is out of range: {details['msg']}"
     if kind == "greater_than_equal" and ctx.get("ge") == 0:
         return f"'{path}' must not be negative, got {_shown(value)}"
     if kind == "literal_error":
@@ -165,6 +177,9 @@ def format_error(error: ValidationError, prefix: str = "") -> FormatError:
     """The first problem of a validation error as a FormatError located by key ("key a.b[2]")."""
     details = error.errors(include_url=False)[0]
     path = key_path(details["loc"], prefix) or prefix or "document"
+    if details["type"] == "extra_out_of_range":
+        where = key_path([(details.get("ctx") or {})["key"]], path)
+        return FormatError(describe_error(details, path), f"key {where}")
     return FormatError(describe_error(details, path), f"key {path}")
 
 

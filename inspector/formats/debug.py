@@ -84,6 +84,12 @@ class CompressionRetry(DebugRecordBase):
 class OtherEvent(DebugRecordBase):
     """Any other event: kept in the run it falls in."""
 
+    event: str = Field(
+        json_schema_extra={
+            "not": {"enum": ["threshold_check", "span_built", "compression_retry", "pre_call"]}
+        }
+    )
+
 
 #: The model for each known event.
 EVENT_MODELS: dict[str, type[DebugRecordBase] | type[LlmRequestRecord]] = {

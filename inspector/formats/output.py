@@ -52,6 +52,21 @@ def _recorded_kind(value: Any) -> str:
     return "other"
 
 
+def _recorded_schema(schema: dict[str, Any]) -> None:
+    """Make the three kinds of `recorded` exclusive in the JSON Schema, as the reader
+    tells them apart: a dump's has `unrecoverable`, a debug run's `silent_causes`."""
+    for item in schema.get("oneOf", ()):
+        ref = str(item.get("$ref", ""))
+        if "DumpRecorded" in ref:
+            item["required"] = ["unrecoverable"]
+        elif "DebugRecorded" in ref:
+            item["required"] = ["silent_causes"]
+        else:
+            item["not"] = {
+                "anyOf": [{"required": ["unrecoverable"]}, {"required": ["silent_causes"]}]
+            }
+
+
 #: `recorded`: what the artifact itself says happened; for a dump and a debug-log run the
 #: typed records of `inspector.core.artifact`, for the other kinds an object (often empty).
 Recorded = Annotated[
@@ -59,6 +74,7 @@ Recorded = Annotated[
     | Annotated[DebugRecorded, Tag("debug")]
     | Annotated[dict[str, Any], Tag("other")],
     Discriminator(_recorded_kind),
+    Field(json_schema_extra=_recorded_schema),
 ]
 
 

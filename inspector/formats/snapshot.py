@@ -11,11 +11,19 @@ by `inspector.core.messages`. Must not import anything outside pydantic and `ins
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from inspector.formats.base import Count, FormatModel, Int, MessageList, Number, ToolList
+from inspector.formats.base import (
+    Count,
+    FormatModel,
+    Int,
+    MessageList,
+    Number,
+    ToolList,
+    extras_in_range,
+)
 
 TokenMode = Literal["tiktoken_cl100k", "len_div_4", "string_length"]
 ProcessorFamily = Literal["forked", "standard"]
@@ -35,6 +43,29 @@ class ProcessorConfig(FormatModel):
         None, description="forked CurrentRound/RoundLevel: messages kept after the span"
     )
 
+    @model_validator(mode="after")
+    def _numbers_in_range(self) -> ProcessorConfig:
+        """Every other processor's own numbers (tokens_threshold, ...) within a float's range."""
+        extras_in_range(self.__pydantic_extra__)
+        return self
+
+
+class EngineConfig(FormatModel):
+    """The `ContextEngineConfig` fields recorded with a context."""
+
+    context_window_tokens: Count | None = None
+    model_context_window_tokens: dict[str, Count] | None = Field(
+        None, description="context windows by model name"
+    )
+    model_name: str | None = None
+    enable_tiktoken_counter: bool | None = None
+
+    @model_validator(mode="after")
+    def _numbers_in_range(self) -> EngineConfig:
+        """Every other number within a float's range."""
+        extras_in_range(self.__pydantic_extra__)
+        return self
+
 
 class SnapshotEnvelope(FormatModel):
     """One context snapshot: everything one compressor decision depends on."""
@@ -50,9 +81,7 @@ class SnapshotEnvelope(FormatModel):
         None, description="the release the snapshot is for, e.g. 0.1.19.post2"
     )
     config: ProcessorConfig | None = None
-    engine_config: dict[str, Any] | None = Field(
-        None, description="the ContextEngineConfig fields recorded with the context"
-    )
+    engine_config: EngineConfig | None = None
     context_max: Int | None = Field(None, description="the context window, in tokens")
     token_mode: TokenMode | None = Field(
         None,

@@ -242,10 +242,15 @@ def describe_unknown(document: Any) -> str:
 def _error_text(error: Exception) -> tuple[str, str | None]:
     """(words, where) of an error a reader raised on purpose or by surprise."""
     if isinstance(error, InspectorError):
-        return str(getattr(error, "message", None) or error), getattr(error, "where", None)
+        text, where = str(getattr(error, "message", None) or error), getattr(error, "where", None)
+        located = _INDEXED_RE.match(text)
+        if where is None and located:
+            where = f"key {located.group(1)}"  # "messages[93]: ..." names its item
+        return text, where
     return f"{UNEXPECTED} ({type(error).__name__}: {error})", None
 
 
+_INDEXED_RE = re.compile(r"^([a-z_]+\[\d+\]):")
 _CAUGHT = (InspectorError, TypeError, ValueError, AttributeError, KeyError, IndexError)
 
 
