@@ -65,7 +65,7 @@ def test_why_human_report_shows_regions_checks_and_flips() -> None:
         "protected tail",
         "below the minimum 502",
         "Smallest change that flips the verdict",
-        "min_target_ratio",
+        "min_target_context_ratio",
     ):
         assert text in out
 

@@ -12,68 +12,120 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import ConfigError
-from inspector.core.tokens import TOKEN_MODES
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides  # noqa: F401 - re-exported
-
-TUNING_FIELDS = (
-    "processor",
-    "trigger_ratio",
-    "min_target_ratio",
-    "keep_recent",
-    "context_max",
-    "token_mode",
-    "tool_boundary",
-)
+from inspector.core.strategy import registry
+from inspector.core.strategy.fields import FieldInfo, fields_of
+from inspector.core.tuning import apply_overrides  # noqa: F401 - re-exported
 
 
 class UsageError(Exception):
     """Bad command-line usage (exit status 2)."""
 
 
-def add_tuning_arguments(parser: argparse.ArgumentParser) -> None:
-    """The TUNING flags of the CLI contract; absent flags keep the recorded values."""
+def _flag_fields() -> dict[str, list[FieldInfo]]:
+    """Every settings field of every strategy, grouped by the CLI flag that sets it."""
+    grouped: dict[str, list[FieldInfo]] = {}
+    for strategy in registry.all_strategies():
+        for info in fields_of(strategy.settings_model):
+            grouped.setdefault(info.flag, []).append(info)
+    return grouped
+
+
+def _dest(info: FieldInfo) -> str:
+    return info.alias or info.name
+
+
+def _bool_value(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "yes", "on", "1"):
+        return True
+    if lowered in ("false", "no", "off", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
+    """The TUNING flags, generated from every strategy's settings model; absent flags keep
+    the recorded values. `skip`: flags the command defines itself."""
     group = parser.add_argument_group("tuning (overrides what the source recorded)")
-    group.add_argument("--processor", choices=PROCESSOR_KINDS, help="compressor to evaluate")
-    group.add_argument("--trigger-ratio", type=float, metavar="F", help="0 < F < 1")
-    group.add_argument("--min-target-ratio", type=float, metavar="F", help="0 <= F < 1")
-    group.add_argument("--keep-recent", type=int, metavar="N", help="N >= 0")
     group.add_argument(
-        "--no-tool-boundary",
-        action="store_true",
-        help="what-if: do not keep tool calls with their results (openJiuwen always does)",
+        "--processor",
+        metavar="NAME",
+        help="processor to evaluate: "
+        + ", ".join(registry.keys())
+        + " (or openJiuwen's class name)",
     )
-    group.add_argument("--context-max", type=int, metavar="N", help="context window tokens, N > 0")
-    group.add_argument("--tokens", choices=TOKEN_MODES, dest="token_mode", help="token counter")
+    group.add_argument(
+        "--family",
+        choices=("forked", "standard", "hybrid"),
+        help="processor family, where a class name exists in several (DialogueCompressor)",
+    )
+    for flag, infos in _flag_fields().items():
+        if flag in skip:
+            continue
+        info = infos[0]
+        owners = sorted({i.name for i in infos})
+        text = info.description + (f" [{', '.join(owners)}]" if len(owners) > 1 else "")
+        if info.kind == "bool" and flag.startswith("--no-"):
+            group.add_argument(flag, dest=_dest(info), action="store_const", const=False, help=text)
+        elif info.kind == "bool":
+            group.add_argument(flag, dest=_dest(info), type=_bool_value, metavar="BOOL", help=text)
+        elif info.kind == "choice":
+            group.add_argument(flag, dest=_dest(info), choices=info.choices, help=text)
+        else:
+            kind = int if info.kind == "int" else float if info.kind == "float" else str
+            metavar = "N" if info.kind == "int" else "F" if info.kind == "float" else "TEXT"
+            group.add_argument(
+                flag,
+                dest=_dest(info),
+                type=kind,
+                metavar=metavar,
+                help=f"{info.range_text()}: {text}",
+            )
 
 
 def tuning_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The tuning fields the user set on the command line."""
+    """The tuning fields the user set on the command line, by flag name."""
     out: dict[str, Any] = {}
-    for name in (
-        "processor",
-        "trigger_ratio",
-        "min_target_ratio",
-        "keep_recent",
-        "context_max",
-        "token_mode",
-    ):
-        value = getattr(args, name, None)
+    for key in ("processor", "family"):
+        if getattr(args, key, None) is not None:
+            out[key] = getattr(args, key)
+    for infos in _flag_fields().values():
+        value = getattr(args, _dest(infos[0]), None)
         if value is not None:
-            out[name] = value
-    if getattr(args, "no_tool_boundary", False):
-        out["tool_boundary"] = False
+            out[_dest(infos[0])] = value
     return out
 
 
 def check_overrides(overrides: dict[str, Any]) -> None:
     """Validate flag values up front so a bad one is a usage error naming the flag."""
-    try:
-        Tuning().with_(**overrides)
-    except ConfigError as error:
-        flag = "--" + error.field.replace("_", "-")
-        raise UsageError(
-            f"{flag}: {error.value!r} is not allowed, must be {error.allowed}"
-        ) from None
+    if "processor" in overrides:
+        try:
+            registry.resolve(str(overrides["processor"]), overrides.get("family"))
+        except ConfigError as error:
+            raise UsageError(
+                f"--processor: {error.value!r} is not a processor, must be {error.allowed}"
+            ) from None
+    grouped = _flag_fields()
+    for flag, infos in grouped.items():
+        name = _dest(infos[0])
+        if name not in overrides:
+            continue
+        errors = []
+        for info in infos:
+            model = next(
+                s.settings_model
+                for s in registry.all_strategies()
+                if info.name in s.settings_model.model_fields
+            )
+            try:
+                model().with_(**{info.name: overrides[name]})
+                break
+            except ConfigError as error:
+                errors.append(error)
+        else:
+            raise UsageError(
+                f"{flag}: {overrides[name]!r} is not allowed, must be {errors[0].allowed}"
+            ) from None
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:

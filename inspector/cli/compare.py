@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         + ",".join(PROCESSOR_KINDS)
         + " (default: the recorded processor and hybrid)",
     )
-    add_tuning_arguments(parser)
+    add_tuning_arguments(parser, skip=("--context-window",))
     group = parser.add_argument_group("hybrid strategy (spec/hybrid-compressor.md)")
     group.add_argument(
         "--preserve-recent-turns",

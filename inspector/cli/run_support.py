@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import (
-    apply_overrides,
+    UsageError,
     check_overrides,
     print_json_line,
     require_sources,
     tuning_overrides,
 )
 from inspector.core.artifact import Artifact, LoadError
-from inspector.core.diagnosis import Diagnosis, diagnose
-from inspector.core.engine import ContextEngine
-from inspector.core.tuning import Tuning
+from inspector.core.errors import ConfigError
+from inspector.core.strategy.base import Decision, Prepared
+from inspector.core.strategy.selection import Selection, select
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
 from inspector.sources.loader import load_paths
@@ -46,12 +46,13 @@ def _stderr_progress() -> Progress | None:
 
 @dataclass
 class Evaluated:
-    """One artifact with its engine, effective tuning and diagnosis (None without a context)."""
+    """One artifact with its strategy, settings, prepared context and decision (None without a
+    context)."""
 
     artifact: Artifact
-    engine: ContextEngine | None
-    tuning: Tuning | None
-    diagnosis: Diagnosis | None
+    selection: Selection | None
+    prepared: Prepared | None
+    decision: Decision | None
 
 
 class ReportRun:
@@ -71,6 +72,7 @@ class ReportRun:
         self.cache = TokenCache()
         self.counters = cached_counters(self.cache)
         self.counting_note = load_cl100k().note
+        self._notices: set[tuple[str, str]] = set()
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
@@ -112,22 +114,42 @@ class ReportRun:
         where = f" ({error.where})" if error.where else ""
         print(f"error: {error.source}{where}: {error.error}", file=sys.stderr)
 
-    def evaluate(self, artifact: Artifact) -> Evaluated:
-        """Diagnose an artifact under the recorded tuning with the user's overrides."""
+    def select(self, artifact: Artifact) -> Selection | None:
+        """The strategy and settings for an artifact (None without a context); a notice on
+        stderr, once per strategy, for flags that do not apply to it."""
         if artifact.snapshot is None:
+            return None
+        try:
+            selection = select(artifact.snapshot, self.overrides)
+        except ConfigError as error:
+            raise UsageError(f"{artifact.source}: {error}") from None
+        for name in selection.ignored:
+            notice = (selection.strategy.key, name)
+            if notice not in self._notices:
+                self._notices.add(notice)
+                flag = "--" + name.replace("_", "-")
+                print(
+                    f"note: {flag} does not apply to {selection.strategy.processor}",
+                    file=sys.stderr,
+                )
+        return selection
+
+    def evaluate(self, artifact: Artifact) -> Evaluated:
+        """Decide an artifact under the recorded settings with the user's overrides."""
+        selection = self.select(artifact)
+        if selection is None or artifact.snapshot is None:
             return Evaluated(artifact, None, None, None)
-        tuning = apply_overrides(artifact.snapshot.tuning, self.overrides)
-        counter = self.counters[tuning.token_mode]
-        if counter.store is not None:
+        snapshot = artifact.snapshot
+        mode = getattr(selection.settings, "token_mode", None)
+        counter = self.counters.get(mode) if isinstance(mode, str) else None
+        if counter is not None and counter.store is not None:
             # batch the cache lookups and count the misses on both cores when it pays
-            snapshot = artifact.snapshot
             warm_counter(counter, [*snapshot.system_messages, *snapshot.messages], self.cache)
-        engine = ContextEngine(artifact.snapshot, self.counters)
-        evaluated = Evaluated(
-            artifact, engine, tuning, diagnose(engine, tuning, artifact, self.counting_note)
-        )
+        strategy = selection.strategy
+        prepared = strategy.prepare(snapshot, self.counters, self.counting_note)
+        decision = strategy.decide(prepared, selection.settings, artifact)
         self.cache.flush()
-        return evaluated
+        return Evaluated(artifact, selection, prepared, decision)
 
     def warn_inexact(self) -> None:
         """Say once on stderr when exact counting is unavailable."""

@@ -11,17 +11,25 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
-from inspector.cli.hybrid_support import sweep_hybrid_cli
 from inspector.cli.run_support import ReportRun
 from inspector.core.errors import ConfigError
-from inspector.core.whatif import SWEEP_PARAMS, SweepPoint, flip_points, sweep
+from inspector.core.strategy import registry
+from inspector.core.strategy.base import Strategy, SweepPoint, flip_indices
+from inspector.core.strategy.fields import FieldInfo, field_named
+from inspector.core.strategy.report import sweep_point_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Sources, --param, an optional range, tuning flags and --json."""
     parser.description = "Sweep one parameter and show where the verdict flips."
     parser.add_argument("sources", nargs="*", metavar="SOURCE")
-    parser.add_argument("--param", required=True, choices=SWEEP_PARAMS, help="parameter to sweep")
+    parser.add_argument(
+        "--param",
+        required=True,
+        metavar="NAME",
+        help="setting to sweep, by its name or flag (trigger_ratio, keep_recent, context_max, "
+        "min_target_ratio, or any numeric setting of the processor)",
+    )
     parser.add_argument("--values", help="comma-separated values (default: a sensible range)")
     parser.add_argument("--from", dest="start", type=float, help="first value of an even range")
     parser.add_argument("--to", dest="stop", type=float, help="last value of an even range")
@@ -32,8 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per point")
 
 
-def _values(args: argparse.Namespace) -> list[Any] | None:
-    integer = args.param in ("keep_recent", "context_max")
+def _values(args: argparse.Namespace, integer: bool) -> list[Any] | None:
     if args.values:
         try:
             return [int(v) if integer else float(v) for v in args.values.split(",") if v.strip()]
@@ -51,55 +58,57 @@ def _values(args: argparse.Namespace) -> list[Any] | None:
     return sorted({round(v) for v in raw}) if integer else [round(v, 4) for v in raw]
 
 
-def point_json(
-    source: str, ident: str, param: str, point: SweepPoint, flip: bool
-) -> dict[str, Any]:
-    """One sweep point as a JSON object."""
-    ev = point.evaluation
-    return {
-        "source": source,
-        "id": ident,
-        "param": param,
-        "value": point.value,
-        "hit": ev.hit,
-        "reason": ev.reason,
-        "total_tokens": ev.total_tokens,
-        "threshold": ev.threshold,
-        "target_tokens": ev.span_target_tokens,
-        "min_target_tokens": ev.min_target_value,
-        "span": ev.span.counts,
-        "flip": flip,
-    }
+def _integer_param(name: str) -> bool:
+    """Whether any strategy's field of this name is an integer (values are read before loading)."""
+    for strategy in registry.all_strategies():
+        try:
+            if field_named(strategy.settings_model, name).kind == "int":
+                return True
+        except ConfigError:
+            continue
+    return False
+
+
+def _param(strategy: Strategy, name: str) -> FieldInfo:
+    """The swept field of this strategy, or a usage error listing what can be swept."""
+    try:
+        info = field_named(strategy.settings_model, name)
+    except ConfigError:
+        info = None
+    if info is None or info.name not in strategy.sweep_params():
+        raise UsageError(
+            f"--param {name} does not apply to {strategy.key}; use one of "
+            + ", ".join(strategy.sweep_params())
+        )
+    return info
 
 
 def run(args: argparse.Namespace) -> int:
     """Print a table (Rich) or JSON Lines per context."""
-    values = _values(args)
+    values = _values(args, _integer_param(args.param))
     report = ReportRun(args)
     report.warn_inexact()
     console = Console(highlight=False)
     for artifact in report.artifacts():
-        if sweep_hybrid_cli(args, report, artifact, values, console):  # --processor hybrid
+        selection = report.select(artifact)
+        if selection is None or artifact.snapshot is None:
             continue
-        evaluated = report.evaluate(artifact)
-        if evaluated.engine is None or evaluated.tuning is None:
-            continue
+        strategy, settings = selection.strategy, selection.settings
+        info = _param(strategy, args.param)
+        if values is not None and info.kind == "int":
+            values = [int(v) for v in values]
+        prepared = strategy.prepare(artifact.snapshot, report.counters, report.counting_note)
         try:
-            points = sweep(evaluated.engine, evaluated.tuning, args.param, values)
+            points = list(strategy.sweep(prepared, settings, info.name, values))
         except ConfigError as error:
             raise UsageError(f"--values: {error}") from None
-        flips = set(flip_points(points))
+        flips = set(flip_indices(points))
         if report.json:
             for index, point in enumerate(points):
-                print_json_line(
-                    point_json(artifact.source, artifact.id, args.param, point, index in flips)
-                )
+                print_json_line(sweep_point_json(artifact, args.param, point, index in flips))
             continue
-        console.print(
-            sweep_table(
-                artifact.id, args.param, points, flips, getattr(evaluated.tuning, args.param)
-            )
-        )
+        current = getattr(settings, info.name)
+        console.print(sweep_table(artifact.id, args.param, points, flips, current))
     return report.exit_status
 
 
@@ -120,11 +129,11 @@ def sweep_table(
         table.add_column(name, justify="right", no_wrap=True, min_width=9)
     table.add_column("verdict", no_wrap=True, min_width=18)
     table.add_column("", no_wrap=True, max_width=10)
-    peak = max([max(p.evaluation.total_tokens, p.evaluation.threshold) for p in points] + [1])
+    peak = max([max(p.decision.total_tokens or 0, p.decision.threshold or 0) for p in points] + [1])
     for index, point in enumerate(points):
-        ev = point.evaluation
+        ev = point.decision
         verdict = Text("compress", style="green") if ev.hit else Text(ev.reason, style="red")
-        bar = Text("█" * round(10 * ev.total_tokens / peak), style="cyan")
+        bar = Text("█" * round(10 * (ev.total_tokens or 0) / peak), style="cyan")
         label = (
             ("⇅ " if index in flips else "")
             + f"{point.value}"
@@ -132,11 +141,15 @@ def sweep_table(
         )
         table.add_row(
             label,
-            f"{ev.total_tokens:,}",
-            f"{ev.threshold:,}",
-            f"{ev.span_target_tokens:,}",
-            f"{ev.min_target_value:,}",
+            _num(ev.total_tokens),
+            _num(ev.threshold),
+            _num(ev.numbers.get("span_target_tokens", ev.target_tokens)),
+            _num(ev.numbers.get("min_target_value", ev.min_target_tokens)),
             verdict,
             bar,
         )
     return table
+
+
+def _num(value: Any) -> str:
+    return "—" if value is None else f"{value:,}"

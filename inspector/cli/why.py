@@ -1,4 +1,4 @@
-"""`inspector why SOURCE ... [TUNING] [--json]`: the trigger decision explained, per context found."""
+"""`inspector why SOURCE ... [TUNING] [--json]`: the decision explained, per context found."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ import argparse
 from rich.console import Console
 
 from inspector.cli.common import add_tuning_arguments, print_json_line
-from inspector.cli.hybrid_support import why_hybrid
 from inspector.cli.run_support import ReportRun
-from inspector.core.diagnosis import why_json
-from inspector.core.whatif import smallest_flips
+from inspector.core.strategy.report import why_json
 from inspector.render.why_report import why_report
 
 
@@ -33,16 +31,14 @@ def run(args: argparse.Namespace) -> int:
     report.warn_inexact()
     console = Console(highlight=False)
     for artifact in report.artifacts():
-        if why_hybrid(report, artifact, console):  # --processor hybrid: the HybridCompressor replay
-            continue
         evaluated = report.evaluate(artifact)
         if report.json:
-            print_json_line(why_json(artifact, evaluated.diagnosis))
+            print_json_line(why_json(artifact, evaluated.decision))
             continue
         flips = []
-        priced = None
-        if evaluated.engine is not None and evaluated.tuning is not None:
-            flips = smallest_flips(evaluated.engine, evaluated.tuning)
-            priced = evaluated.engine.priced(evaluated.tuning.token_mode)
-        console.print(why_report(artifact, evaluated.diagnosis, priced, flips))
+        if evaluated.selection is not None and evaluated.prepared is not None:
+            flips = list(
+                evaluated.selection.strategy.flips(evaluated.prepared, evaluated.selection.settings)
+            )
+        console.print(why_report(artifact, evaluated.decision, flips))
     return report.exit_status

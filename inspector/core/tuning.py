@@ -94,8 +94,11 @@ def apply_overrides(recorded: Tuning, overrides: Mapping[str, Any]) -> Tuning:
     """The effective tuning: recorded values with the user's changes on top.
 
     Switching processor without giving keep_recent takes that processor's default keep.
+    Overrides that are not Tuning fields (another strategy's settings) are left out.
     """
-    changes = dict(overrides)
+    changes = {k: v for k, v in overrides.items() if k in _TUNING_FIELDS}
+    if "processor" in changes and changes["processor"] not in PROCESSOR_KINDS:
+        changes["processor"] = parse_processor(str(changes["processor"]))
     if (
         "processor" in changes
         and "keep_recent" not in changes
@@ -103,6 +106,9 @@ def apply_overrides(recorded: Tuning, overrides: Mapping[str, Any]) -> Tuning:
     ):
         changes["keep_recent"] = DEFAULT_KEEP_RECENT[parse_processor(changes["processor"])]
     return recorded.with_(**changes)
+
+
+_TUNING_FIELDS = frozenset(f.name for f in dataclasses.fields(Tuning))
 
 
 def _is_number(value: Any) -> bool:

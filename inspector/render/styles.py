@@ -11,6 +11,9 @@ REGION_STYLES: dict[str, str] = {
     "tail": "bold green",
     "outside": "dim",
     "free": "grey37",
+    "fold": "magenta",
+    "offload": "yellow",
+    "summary": "bold magenta",
 }
 REGION_LABELS: dict[str, str] = {
     "prefix": "preserved prefix",
@@ -18,6 +21,9 @@ REGION_LABELS: dict[str, str] = {
     "tail": "protected tail",
     "outside": "outside the span",
     "free": "free",
+    "fold": "folded",
+    "offload": "offloaded",
+    "summary": "summary",
 }
 REGION_COMPONENT_CLASSES: dict[str, str] = {name: f"region--{name}" for name in REGION_STYLES}
 STATUS_MARKS: dict[str, tuple[str, str]] = {

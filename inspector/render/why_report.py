@@ -11,58 +11,104 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact
-from inspector.core.diagnosis import Diagnosis, n
-from inspector.core.engine import PricedContext
-from inspector.core.whatif import Flip
+from inspector.core.checks import Check, Finding
+from inspector.core.diagnosis import n
+from inspector.core.strategy.base import Decision, Flip, RegionRange
+from inspector.core.strategy.fields import fields_of
 from inspector.render.styles import REGION_LABELS, REGION_STYLES, STATUS_MARKS
 
 
-def verdict_text(diagnosis: Diagnosis) -> Text:
-    """One line: COMPRESSES or DOES NOT COMPRESS with openJiuwen's reason word."""
-    ev = diagnosis.evaluation
-    if ev.hit:
-        return Text.assemble(("COMPRESSES", "bold green"), "  reason ", (ev.reason, "bold"))
-    return Text.assemble(("DOES NOT COMPRESS", "bold red"), "  reason ", (ev.reason, "bold"))
+def verdict_text(decision: Decision) -> Text:
+    """One line: the strategy's verdict word with its reason."""
+    style = "bold green" if decision.hit else "bold red"
+    return Text.assemble((decision.verdict, style), "  reason ", (decision.reason, "bold"))
 
 
-def regions_table(diagnosis: Diagnosis, priced: PricedContext) -> Table:
-    """Messages and tokens in each region."""
+def settings_line(decision: Decision) -> Text:
+    """The processor and every setting the decision used (what-ifs marked)."""
+    parts = [decision.processor]
+    for info in fields_of(type(decision.settings)):
+        value = getattr(decision.settings, info.name)
+        if info.what_if and value == info.default:
+            continue
+        shown = n(value) if isinstance(value, int) and not isinstance(value, bool) else str(value)
+        parts.append(f"{info.name} {shown}" + (" (what-if)" if info.what_if else ""))
+    return Text("  ".join(parts), style="dim")
+
+
+def regions_table(decision: Decision) -> Table:
+    """Messages and tokens in each region (runs of one region added up)."""
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     table.add_column("region")
     table.add_column("messages", justify="right")
     table.add_column("indices")
     table.add_column("tokens", justify="right")
-    span = diagnosis.evaluation.span
-    for name, (start, end) in (
-        ("prefix", span.prefix),
-        ("compress", span.compress),
-        ("tail", span.tail),
-    ):
-        count = end - start
-        indices = f"#{start}..#{end - 1}" if count else "—"
+    grouped: dict[str, list[RegionRange]] = {}
+    for region in decision.regions:
+        grouped.setdefault(region.name, []).append(region)
+    for name, runs in grouped.items():
+        count = sum(r.size for r in runs)
+        indices = "—"
+        if count:
+            first = next(r.start for r in runs if r.size)
+            last = max(r.end for r in runs if r.size) - 1
+            indices = f"#{first}..#{last}" + (f" in {len(runs)} runs" if len(runs) > 1 else "")
+        tokens = _region_tokens(decision, runs)
         table.add_row(
-            Text(REGION_LABELS[name], style=REGION_STYLES[name]),
+            Text(runs[0].label, style=REGION_STYLES.get(name, "")),
             n(count),
             indices,
-            n(priced.count_range(start, end)),
+            "" if tokens is None else n(tokens),
         )
-    covered = sum(end - start for start, end in (span.prefix, span.compress, span.tail))
-    if covered < priced.n:
+    total = len(decision.message_tokens) if decision.message_tokens is not None else None
+    covered = sum(r.size for r in decision.regions)
+    if total is not None and covered < total:
         table.add_row(
             Text(REGION_LABELS["outside"], style=REGION_STYLES["outside"]),
-            n(priced.n - covered),
+            n(total - covered),
             "",
             "",
         )
     return table
 
 
-def checks_table(diagnosis: Diagnosis) -> Table:
+def _region_tokens(decision: Decision, runs: Sequence[RegionRange]) -> int | None:
+    if all(r.tokens is not None for r in runs):
+        return sum(r.tokens or 0 for r in runs)
+    if decision.message_tokens is None:
+        return None
+    return sum(sum(decision.message_tokens[r.start : r.end]) for r in runs)
+
+
+def messages_table(decision: Decision, limit: int = 60) -> Table | None:
+    """Per-message labels of the strategy (runs of one label grouped), when it has them."""
+    labels = decision.message_labels
+    if not labels:
+        return None
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("messages")
+    table.add_column("outcome")
+    runs: list[tuple[int, int, str]] = []
+    for index in range(len(labels)):
+        label = labels[index]
+        if runs and runs[-1][2] == label and runs[-1][1] == index and not label.startswith("cut"):
+            runs[-1] = (runs[-1][0], index + 1, label)
+        else:
+            runs.append((index, index + 1, label))
+    for start, end, label in runs[:limit]:
+        where = f"#{start}" if end - start == 1 else f"#{start}..#{end - 1} ({end - start})"
+        table.add_row(where, Text(label, style=REGION_STYLES.get(decision.region_of(start), "")))
+    if len(runs) > limit:
+        table.add_row(f"… {len(runs) - limit} more rows", "")
+    return table
+
+
+def checks_table(checks: Sequence[Check]) -> Table:
     """The ordered checks with pass/fail marks and their sentences."""
     table = Table(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(width=1)
     table.add_column()
-    for check in diagnosis.checks:
+    for check in checks:
         mark, style = STATUS_MARKS[check.status]
         body = Text.assemble(
             (check.title, "bold" if check.status != "skip" else "dim"),
@@ -73,14 +119,14 @@ def checks_table(diagnosis: Diagnosis) -> Table:
     return table
 
 
-def findings_table(diagnosis: Diagnosis) -> Table | Text:
+def findings_table(findings: Sequence[Finding]) -> Table | Text:
     """Findings with severity marks."""
-    if not diagnosis.findings:
+    if not findings:
         return Text("none", style="dim")
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(width=1)
     table.add_column()
-    for finding in diagnosis.findings:
+    for finding in findings:
         mark, style = STATUS_MARKS["warning" if finding.severity == "warning" else "info"]
         table.add_row(Text(mark, style=style), Text(finding.sentence))
     return table
@@ -96,9 +142,11 @@ def flips_table(flips: Sequence[Flip]) -> Table | Text:
     table.add_column("to", justify="right")
     table.add_column("then")
     for flip in flips:
-        ev = flip.evaluation
+        decision = flip.decision
         then = (
-            Text("compresses", style="green") if ev.hit else Text(f"not: {ev.reason}", style="red")
+            Text(decision.verdict.lower(), style="green")
+            if decision.hit
+            else Text(f"not: {decision.reason}", style="red")
         )
         table.add_row(flip.param, str(flip.current), str(flip.value), then)
     return table
@@ -161,39 +209,26 @@ def recorded_details(artifact: Artifact) -> list[RenderableType]:
 
 def why_report(
     artifact: Artifact,
-    diagnosis: Diagnosis | None,
-    priced: PricedContext | None,
+    decision: Decision | None,
     flips: Sequence[Flip] = (),
 ) -> RenderableType:
     """The whole human `why` report for one artifact."""
     title = Text.assemble((artifact.kind, "bold"), "  ", artifact.id)
     parts: list[RenderableType] = []
-    if diagnosis is None or priced is None:
+    if decision is None:
         parts.append(Text("no context available: showing what the source recorded", style="dim"))
     else:
-        tuning = diagnosis.evaluation.tuning
-        parts.append(verdict_text(diagnosis))
-        parts.append(
-            Text(
-                f"{tuning.processor_class}  trigger {tuning.trigger_ratio}  min-target {tuning.min_target_ratio}"
-                + (
-                    f"  keep {tuning.keep_recent}"
-                    if tuning.processor in ("current_round", "round_level")
-                    else ""
-                )
-                + f"  context_max {n(tuning.context_max)}  tokens {tuning.token_mode}"
-                + ("" if tuning.tool_boundary else "  tool-boundary OFF (what-if)"),
-                style="dim",
-            )
-        )
+        parts += [verdict_text(decision), settings_line(decision)]
+        parts += [Text(""), regions_table(decision)]
+        outcomes = messages_table(decision)
+        if outcomes is not None:
+            parts += [Text(""), Text("Messages", style="bold underline"), outcomes]
+        parts += [Text(""), Text("Checks", style="bold underline"), checks_table(decision.checks)]
         parts += [
             Text(""),
-            regions_table(diagnosis, priced),
-            Text(""),
-            Text("Checks", style="bold underline"),
-            checks_table(diagnosis),
+            Text("Findings", style="bold underline"),
+            findings_table(decision.findings),
         ]
-        parts += [Text(""), Text("Findings", style="bold underline"), findings_table(diagnosis)]
         parts += [
             Text(""),
             Text("Smallest change that flips the verdict", style="bold underline"),

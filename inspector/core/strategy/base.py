@@ -53,7 +53,7 @@ class Settings(BaseModel):
         try:
             return self.model_validate({**self.model_dump(), **changes})
         except ValidationError as error:
-            raise config_error(error, {**self.model_dump(), **changes}) from None
+            raise config_error(error, {**self.model_dump(), **changes}, type(self)) from None
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> Self:
@@ -61,7 +61,7 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(dict(values))
         except ValidationError as error:
-            raise config_error(error, values) from None
+            raise config_error(error, values, cls) from None
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -69,30 +69,50 @@ class Settings(BaseModel):
         return tuple(cls.model_fields)
 
 
-def config_error(error: ValidationError, values: Mapping[str, Any]) -> ConfigError:
+def config_error(
+    error: ValidationError, values: Mapping[str, Any], model: type[BaseModel] | None = None
+) -> ConfigError:
     """Our ConfigError (field, value, allowed range in words) from pydantic's first error."""
     first = error.errors()[0]
     name = str(first["loc"][0]) if first.get("loc") else "settings"
-    ctx = first.get("ctx") or {}
-    bounds = [
-        f"{word} {ctx[key]}"
-        for key, word in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
-        if key in ctx
-    ]
-    if first["type"] == "extra_forbidden":
-        allowed = "a known setting of this processor"
-    elif first["type"] == "literal_error":
-        allowed = str(ctx.get("expected", "one of the listed values"))
-    elif bounds:
-        kind = (
-            "an integer"
-            if "int" in first["type"] or isinstance(values.get(name), int)
-            else "a number"
+    value = values.get(name, first.get("input"))
+    info = model.model_fields.get(name) if model is not None else None
+    if first["type"] == "extra_forbidden" or info is None:
+        return ConfigError(name, value, "a known setting of this processor")
+    bounds = {
+        key: getattr(item, key)
+        for item in info.metadata
+        for key in ("gt", "ge", "lt", "le")
+        if getattr(item, key, None) is not None
+    }
+    if info.annotation in (int, float) and bounds:
+        kind = "an integer" if info.annotation is int else "a number"
+        low = (
+            f"{bounds['gt']} < "
+            if "gt" in bounds
+            else f"{bounds['ge']} <= "
+            if "ge" in bounds
+            else ""
         )
-        allowed = f"{kind} {name} " + " and ".join(bounds)
+        high = (
+            f" < {bounds['lt']}"
+            if "lt" in bounds
+            else f" <= {bounds['le']}"
+            if "le" in bounds
+            else ""
+        )
+        allowed = f"{kind} with {low}{name}{high}"
+    elif info.annotation is int:
+        allowed = "an integer"
+    elif info.annotation is float:
+        allowed = "a number"
+    elif info.annotation is bool:
+        allowed = "true or false"
+    elif first["type"] == "literal_error":
+        allowed = "one of " + str((first.get("ctx") or {}).get("expected", "the listed values"))
     else:
         allowed = first["msg"].lower()
-    return ConfigError(name, values.get(name, first.get("input")), allowed)
+    return ConfigError(name, value, allowed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +124,8 @@ class RegionRange:
     end: int
     #: What the region is called in this strategy's words ("preserved prefix", "offloaded").
     label: str
+    #: The region's tokens as the strategy counts a list of its messages, when known.
+    tokens: int | None = None
 
     @property
     def size(self) -> int:
@@ -143,6 +165,8 @@ class Decision:
     counting_note: str = ""
     #: Per-message sentences (what happened to message i), when the strategy has them.
     message_notes: Mapping[int, str] = field(default_factory=dict)
+    #: Per-message short labels for list rows ("cut json -1,234"), when the strategy has them.
+    message_labels: Mapping[int, str] = field(default_factory=dict)
     #: Token count of each context message as this decision priced it (for bars), when known.
     message_tokens: tuple[int, ...] | None = None
     #: The strategy's native result, for that strategy's own code only (never read by front ends).
@@ -173,6 +197,8 @@ class Flip:
     settings: Settings
     decision: Decision
     sentence: str
+    #: The registry key the flip switches to (a `processor` flip), else None.
+    strategy: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +237,16 @@ class Strategy(Protocol):
         """Fields of `recorded_settings` the source did not record (defaults or inferred)."""
         ...
 
-    def prepare(self, snapshot: ContextSnapshot, counters: Mapping[str, TokenCounter]) -> Prepared:
-        """Count the context once so that `decide` is cheap for any settings."""
+    def prepare(
+        self,
+        snapshot: ContextSnapshot,
+        counters: Mapping[str, TokenCounter],
+        counting_note: str = "",
+    ) -> Prepared:
+        """Count the context once so that `decide` is cheap for any settings.
+
+        `counters` maps each token mode to its counter; `counting_note` says how exact cl100k
+        counting is available (shown when it is not)."""
         ...
 
     def decide(

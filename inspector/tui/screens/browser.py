@@ -700,6 +700,13 @@ class BrowserScreen(InspectorScreen[None]):
                 severity="error",
             )
             return
+        snapshot = row.artifact.snapshot if row.artifact is not None else None
+        if snapshot is not None and snapshot.family != "forked" and row.artifact is not None:
+            # the family's own processors: decided through the strategy protocol
+            from inspector.tui.screens.strategy_screen import StrategyScreen
+
+            self.app.push_screen(StrategyScreen(row.artifact, self.counters))
+            return
         from inspector.tui.screens.context import ContextScreen
 
         self.app.push_screen(ContextScreen(row, self.counters))

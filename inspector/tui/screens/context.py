@@ -32,6 +32,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.hybrid import HybridContext, HybridResult
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, region_reason, results_by_call, tool_links
+from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
 from inspector.core.whatif import Flip, smallest_flips
@@ -39,7 +40,6 @@ from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, bar_parts
 from inspector.render.hybrid_report import (
     findings_text,
-    hybrid_report,
     verdict_text,
     water_level_table,
 )
@@ -141,6 +141,13 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             tooltip="This context under openJiuwen's compressors and hybrid, side by side",
         ),
         Binding("r", "reset_tuning", "Reset", tooltip="Tuning back to the recorded values"),
+        Binding(
+            "V",
+            "strategy_view",
+            "Strategy view",
+            show=False,
+            tooltip="This context in the strategy view: every registered processor, its own settings",
+        ),
         Binding(
             "right_square_bracket",
             "nudge('trigger_ratio', 0.05)",
@@ -627,9 +634,9 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             why_body(
                 [
                     Text("Checks", "bold underline"),
-                    checks_table(diagnosis),
+                    checks_table(diagnosis.checks),
                     Text("Findings", "bold underline"),
-                    findings_table(diagnosis),
+                    findings_table(diagnosis.findings),
                 ]
             ),
         )
@@ -824,6 +831,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             "sweep",
             "toggle_compare",
             "compare_strategies",
+            "strategy_view",
         ):
             return self.tuning is not None
         return True
@@ -977,6 +985,14 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
 
         self.app.push_screen(CompareScreen(self.artifact, self.tuning, self.counters))
 
+    def action_strategy_view(self) -> None:
+        """Open this context in the strategy view (every registered processor)."""
+        if self.artifact.snapshot is None or self.tuning is None:
+            return
+        from inspector.tui.screens.strategy_screen import StrategyScreen
+
+        self.app.push_screen(StrategyScreen(self.artifact, self.counters, self._tuning_changes()))
+
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current tuning."""
         if self.tuning is None:
@@ -1000,20 +1016,25 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
 
     def why_text(self) -> str:
         """The why report of the current tuning as plain text."""
-        if self.hybrid is not None:
-            return render_to_text(
-                hybrid_report(self.hybrid, f"{self.artifact.source}: {self.artifact.id}")
-            )
-        priced = self.priced
-        diagnosis = self.diagnosis
-        if (
-            diagnosis is None
-            and self.engine is not None
-            and self.tuning is not None
-            and priced is not None
-        ):
-            diagnosis = diagnose(self.engine, self.tuning, self.artifact, self.counting_note)
-        return render_to_text(why_report(self.artifact, diagnosis, priced, self.flips or ()))
+        if self.artifact.snapshot is None or self.tuning is None:
+            return render_to_text(why_report(self.artifact, None))
+        selection = select(self.artifact.snapshot, self._tuning_changes())
+        strategy = selection.strategy
+        prepared = strategy.prepare(self.artifact.snapshot, self.counters, self.counting_note)
+        decision = strategy.decide(prepared, selection.settings, self.artifact)
+        flips = strategy.flips(prepared, selection.settings)
+        return render_to_text(why_report(self.artifact, decision, flips))
+
+    def _tuning_changes(self) -> dict[str, object]:
+        """The current tuning as overrides of the recorded one (for the strategy protocol)."""
+        assert self.tuning is not None
+        changes: dict[str, object] = {"processor": self.tuning.processor}
+        for name in ("trigger_ratio", "min_target_ratio", "keep_recent", "context_max"):
+            changes[name] = getattr(self.tuning, name)
+        changes["token_mode"] = self.tuning.token_mode
+        if not self.tuning.tool_boundary:
+            changes["tool_boundary"] = False
+        return changes
 
     def action_toggle_side(self) -> None:
         """Cycle the layout: list and panel, list only, panel only (for small terminals)."""

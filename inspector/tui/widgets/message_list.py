@@ -23,6 +23,7 @@ from textual.strip import Strip
 from inspector.core.engine import Span
 from inspector.core.hybrid import MessageOutcome
 from inspector.core.messages import Message
+from inspector.core.strategy.base import Decision
 from inspector.render.hybrid_view import outcome_label, outcome_style
 from inspector.render.styles import REGION_STYLES
 
@@ -99,6 +100,8 @@ class MessageList(ScrollView, can_focus=True):
         self._cache: dict[tuple[int, int, str, bool, bool, bool], Strip] = {}
         self._styles: dict[str, Style] = {}
         self._outcome_of: Callable[[int], MessageOutcome] | None = None
+        #: A strategy's decision colouring and labelling the rows (the protocol's view).
+        self._decision: Decision | None = None
 
     # --- attributes down ---------------------------------------------------------------
 
@@ -157,6 +160,16 @@ class MessageList(ScrollView, can_focus=True):
         self._cache.clear()
         self.refresh()
 
+    def set_decision(self, decision: Decision | None) -> None:
+        """Colour rows by a strategy's regions and label them with its per-message labels."""
+        self._decision = decision
+        if decision is not None:
+            self._span = None
+            self._outcome_of = None
+            self._changed = ()
+        self._cache.clear()
+        self.refresh()
+
     def set_outcomes(self, outcome_of: Callable[[int], MessageOutcome] | None) -> None:
         """Colour and label rows by a HybridCompressor decision instead of regions (None: regions)."""
         self._outcome_of = outcome_of
@@ -174,6 +187,8 @@ class MessageList(ScrollView, can_focus=True):
 
     def row_label(self, index: int) -> str:
         """The outcome column of row `index` ('' when rows show regions)."""
+        if self._decision is not None:
+            return self._decision.message_labels.get(index, "")
         outcome = self.outcome(index)
         return "" if outcome is None else outcome_label(outcome)
 
@@ -194,6 +209,8 @@ class MessageList(ScrollView, can_focus=True):
 
     def region_of(self, index: int) -> str:
         """Region name of row `index` ('outside' when unknown)."""
+        if self._decision is not None:
+            return self._decision.region_of(index)
         return self._span.region_of(index) if self._span is not None else "outside"
 
     # --- rendering ---------------------------------------------------------------------
@@ -212,6 +229,8 @@ class MessageList(ScrollView, can_focus=True):
             if outcome is None
             else f"hybrid:{outcome.outcome}:{outcome_label(outcome)}"
         )
+        if self._decision is not None:
+            region = f"{region}\t{self.row_label(index)}"
         is_cursor = index == self.cursor
         key = (index, width, region, is_cursor, index in self._matches, self.is_changed(index))
         strip = self._cache.get(key)
@@ -252,6 +271,7 @@ class MessageList(ScrollView, can_focus=True):
         outcome: MessageOutcome | None = None,
     ) -> Strip:
         row = self._row(index)
+        region, _, label = region.partition("\t")
         base = self._style("base")
         if index in self._matches:
             base = base + self._style("message-list--match")
@@ -278,8 +298,11 @@ class MessageList(ScrollView, can_focus=True):
         ]
         fixed = FIXED_WIDTH
         if outcome is not None:
-            label = outcome_label(outcome)[: OUTCOME_WIDTH - 1]
-            segments.append(Segment(f"{label:<{OUTCOME_WIDTH}}", base + region_style))
+            label = outcome_label(outcome)
+        if label:
+            segments.append(
+                Segment(f"{label[: OUTCOME_WIDTH - 1]:<{OUTCOME_WIDTH}}", base + region_style)
+            )
             fixed += OUTCOME_WIDTH
         segments.append(Segment(row.preview[: max(width - fixed, 0)], base))
         return Strip(segments).crop_extend(0, width, base)

@@ -1,0 +1,267 @@
+"""openJiuwen's forked compressors (CurrentRound, Dialogue, RoundLevel) as strategies.
+
+They share the span and trigger engine (`inspector.core.engine`), the diagnosis
+(`inspector.core.diagnosis`) and the what-if search (`inspector.core.whatif`); this module
+only translates between their `Tuning` and each processor's settings model, and builds the
+protocol's `Decision`. Must not import anything outside the standard library, pydantic and
+`inspector.core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from inspector.core.artifact import Artifact
+from inspector.core.diagnosis import Diagnosis, diagnose
+from inspector.core.engine import ContextEngine
+from inspector.core.errors import ConfigError
+from inspector.core.forked.settings import (
+    TUNING_TO_SETTINGS,
+    CurrentRoundSettings,
+    DialogueSettings,
+    ForkedSettings,
+    RoundLevelSettings,
+    settings_from_tuning,
+    tuning_from_settings,
+)
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.base import Decision, Family, Flip, RegionRange, Settings, SweepPoint
+from inspector.core.strategy.fields import field_named
+from inspector.core.tokens import TokenCounter
+from inspector.core.tuning import ProcessorKind, Tuning
+from inspector.core.whatif import smallest_flips, sweep
+
+_REGION_LABELS = {
+    "prefix": "preserved prefix",
+    "compress": "to compress",
+    "tail": "protected tail",
+}
+
+
+@dataclass
+class ForkedPrepared:
+    """A snapshot and its engine (one priced context per token mode, built on first use)."""
+
+    snapshot: ContextSnapshot
+    engine: ContextEngine
+    counting_note: str
+
+
+class ForkedStrategy:
+    """One forked processor: the trigger decision openJiuwen computes, explained."""
+
+    family: ClassVar[Family] = "forked"
+
+    def __init__(
+        self,
+        key: ProcessorKind,
+        processor: str,
+        title: str,
+        settings_model: type[ForkedSettings],
+    ) -> None:
+        self.key = key
+        self.processor = processor
+        self.title = title
+        self.settings_model = settings_model
+
+    def __repr__(self) -> str:
+        return f"ForkedStrategy({self.key})"
+
+    # --- settings -------------------------------------------------------------------------
+
+    def recorded_settings(self, snapshot: ContextSnapshot) -> ForkedSettings:
+        """The recorded tuning; switching from another processor keeps the shared fields and
+        takes this processor's default keep window."""
+        tuning = snapshot.tuning
+        if tuning.processor != self.key:
+            default_keep = self.settings_model.model_fields.get("keep_recent_messages")
+            keep = int(default_keep.default) if default_keep is not None else 0
+            tuning = Tuning(
+                processor=self.key,
+                trigger_ratio=tuning.trigger_ratio,
+                min_target_ratio=tuning.min_target_ratio,
+                keep_recent=keep,
+                context_max=tuning.context_max,
+                token_mode=tuning.token_mode,
+                tool_boundary=tuning.tool_boundary,
+            )
+        return settings_from_tuning(self.settings_model, tuning)
+
+    def assumed_fields(self, snapshot: ContextSnapshot) -> frozenset[str]:
+        """Settings fields whose value the source did not record."""
+        recorded = {
+            TUNING_TO_SETTINGS[name]
+            for name in snapshot.recorded_fields
+            if name in TUNING_TO_SETTINGS
+        }
+        if snapshot.tuning.processor != self.key:
+            recorded.discard("keep_recent_messages")
+        return frozenset(set(self.settings_model.model_fields) - recorded - {"tool_boundary"})
+
+    def tuning(self, settings: Settings) -> Tuning:
+        """The engine's Tuning for these settings."""
+        assert isinstance(settings, ForkedSettings)
+        return tuning_from_settings(self.key, settings)
+
+    # --- deciding -------------------------------------------------------------------------
+
+    def prepare(
+        self,
+        snapshot: ContextSnapshot,
+        counters: Mapping[str, TokenCounter],
+        counting_note: str = "",
+    ) -> ForkedPrepared:
+        """The engine over the snapshot; counting happens per token mode on first use."""
+        return ForkedPrepared(snapshot, ContextEngine(snapshot, dict(counters)), counting_note)
+
+    def decide(
+        self, prepared: Any, settings: Settings, artifact: Artifact | None = None
+    ) -> Decision:
+        """openJiuwen's trigger decision with its checks and findings."""
+        assert isinstance(prepared, ForkedPrepared)
+        tuning = self.tuning(settings)
+        diagnosis = diagnose(prepared.engine, tuning, artifact, prepared.counting_note)
+        return self._decision(prepared, settings, diagnosis)
+
+    def _decision(
+        self, prepared: ForkedPrepared, settings: Settings, diagnosis: Diagnosis
+    ) -> Decision:
+        ev = diagnosis.evaluation
+        priced = prepared.engine.priced(ev.tuning.token_mode)
+        regions = tuple(
+            RegionRange(name, start, end, _REGION_LABELS[name], priced.count_range(start, end))  # type: ignore[arg-type]
+            for name, (start, end) in (
+                ("prefix", ev.span.prefix),
+                ("compress", ev.span.compress),
+                ("tail", ev.span.tail),
+            )
+        )
+        tuning = ev.tuning
+        return Decision(
+            strategy=self.key,
+            processor=self.processor,
+            family=self.family,
+            settings=settings,
+            hit=ev.hit,
+            reason=ev.reason,
+            verdict="COMPRESSES" if ev.hit else "DOES NOT COMPRESS",
+            total_tokens=ev.total_tokens,
+            threshold=ev.threshold,
+            target_tokens=ev.target_tokens,
+            min_target_tokens=ev.min_target_tokens,
+            effective_keep=ev.effective_keep,
+            regions=regions,
+            span=ev.span.counts,
+            checks=diagnosis.checks,
+            findings=diagnosis.findings,
+            numbers={
+                "tuning": {
+                    "processor": tuning.processor,
+                    "trigger_ratio": tuning.trigger_ratio,
+                    "min_target_ratio": tuning.min_target_ratio,
+                    "keep_recent": tuning.keep_recent,
+                    "context_max": tuning.context_max,
+                    "token_mode": tuning.token_mode,
+                    "tool_boundary": tuning.tool_boundary,
+                },
+                "span_target_tokens": ev.span_target_tokens,
+                "min_target_value": ev.min_target_value,
+                "used_usage_baseline": ev.used_usage_baseline,
+            },
+            exact_counting=diagnosis.exact_counting,
+            counting_note=diagnosis.counting_note,
+            message_tokens=tuple(priced.per_message_tokens),
+            native=(priced, ev),
+        )
+
+    # --- what-if --------------------------------------------------------------------------
+
+    def flips(self, prepared: Any, settings: Settings) -> list[Flip]:
+        """The smallest single change per parameter (and per other processor) that flips it."""
+        assert isinstance(prepared, ForkedPrepared)
+        from inspector.core.strategy.registry import get  # the registry imports this module
+
+        out: list[Flip] = []
+        for flip in smallest_flips(prepared.engine, self.tuning(settings)):
+            if flip.param == "processor":
+                other = get(str(flip.value))
+                assert isinstance(other, ForkedStrategy)
+                changed: Settings = settings_from_tuning(other.settings_model, flip.tuning)
+                decision = other.decide(prepared, changed)
+                out.append(
+                    Flip(
+                        "processor",
+                        self.key,
+                        other.key,
+                        changed,
+                        decision,
+                        flip.sentence,
+                        other.key,
+                    )
+                )
+                continue
+            name = TUNING_TO_SETTINGS[flip.param]
+            changed = settings.with_(**{name: flip.value})
+            sentence = flip.sentence.replace(flip.param, name, 1)
+            out.append(
+                Flip(
+                    name,
+                    flip.current,
+                    flip.value,
+                    changed,
+                    self.decide(prepared, changed),
+                    sentence,
+                )
+            )
+        return out
+
+    def sweep_params(self) -> tuple[str, ...]:
+        """Ratios, keep window (where there is one) and context_max."""
+        return tuple(
+            name
+            for name in (
+                "trigger_context_ratio",
+                "min_target_context_ratio",
+                "keep_recent_messages",
+                "context_max",
+            )
+            if name in self.settings_model.model_fields
+        )
+
+    def sweep(
+        self, prepared: Any, settings: Settings, param: str, values: Sequence[Any] | None
+    ) -> list[SweepPoint]:
+        """The decision at each value of one parameter."""
+        assert isinstance(prepared, ForkedPrepared)
+        field = field_named(self.settings_model, param)
+        if field.name not in self.sweep_params():
+            raise ConfigError("param", param, "one of " + ", ".join(self.sweep_params()))
+        short = field.alias or field.name
+        points = sweep(prepared.engine, self.tuning(settings), short, values)
+        out = []
+        for point in points:
+            changed = settings.with_(**{field.name: point.value})
+            out.append(SweepPoint(point.value, self.decide(prepared, changed)))
+        return out
+
+
+CURRENT_ROUND = ForkedStrategy(
+    "current_round",
+    "CurrentRoundCompressor",
+    "compresses the current round after the last real user message",
+    CurrentRoundSettings,
+)
+DIALOGUE = ForkedStrategy(
+    "dialogue",
+    "DialogueCompressor",
+    "compresses the dialogue before the last real user message",
+    DialogueSettings,
+)
+ROUND_LEVEL = ForkedStrategy(
+    "round_level",
+    "RoundLevelCompressor",
+    "compresses everything before the kept tail",
+    RoundLevelSettings,
+)

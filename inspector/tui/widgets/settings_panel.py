@@ -1,0 +1,139 @@
+"""SettingsPanel: one control per field of a strategy's settings model, generated from it.
+
+A new processor with new parameters appears here without new UI code. Messages up:
+`SettingsPanel.Edited(field, value)` after a control changed to a parseable value; the
+screen validates with the model and calls `show(...)` back (programmatic updates never echo).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message as TextualMessage
+from textual.widgets import Input, Label, Select, Static
+
+from inspector.core.strategy.base import Settings
+from inspector.core.strategy.fields import FieldInfo, fields_of
+
+
+def parse_field(info: FieldInfo, text: str) -> Any:
+    """The typed value of an input, or None while the text is not a number yet."""
+    try:
+        if info.kind == "int":
+            return int(text.replace(",", "").replace("_", ""))
+        if info.kind == "float":
+            return float(text)
+    except ValueError:
+        return None
+    return text
+
+
+def input_text(value: Any) -> str:
+    """A value as typed in an input: full precision, no thousands separators."""
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+class SettingsPanel(VerticalScroll, can_focus=False):
+    """Controls for every field of one settings model, changed fields marked."""
+
+    DEFAULT_CSS = """
+    SettingsPanel { padding: 0 1; }
+    SettingsPanel .settings-row { height: 1; }
+    SettingsPanel .settings-row Label { width: 26; }
+    SettingsPanel .settings-row Input { width: 1fr; }
+    SettingsPanel .settings-row Select { width: 1fr; }
+    SettingsPanel .settings-row.-changed Label { color: $warning; text-style: bold; }
+    SettingsPanel #settings-problem { color: $error; height: auto; }
+    SettingsPanel #settings-help { color: $text-muted; height: auto; margin-top: 1; }
+    """
+
+    class Edited(TextualMessage):
+        """The user set `field` to `value`."""
+
+        def __init__(self, field: str, value: Any) -> None:
+            super().__init__()
+            self.field = field
+            self.value = value
+
+    def __init__(self, model: type[Settings], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = model
+        self.fields = {info.name: info for info in fields_of(model)}
+        self._shown: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        """One row per field, the problem line and the field descriptions."""
+        for info in self.fields.values():
+            with Horizontal(classes="settings-row", id=f"row-{info.name}"):
+                yield Label(info.name + (" (what-if)" if info.what_if else ""))
+                if info.kind in ("choice", "bool"):
+                    options = info.choices if info.kind == "choice" else (True, False)
+                    yield Select(
+                        [(str(option), option) for option in options],
+                        allow_blank=False,
+                        id=f"field-{info.name}",
+                        compact=True,
+                    )
+                else:
+                    kind = (
+                        "integer"
+                        if info.kind == "int"
+                        else "number"
+                        if info.kind == "float"
+                        else "text"
+                    )
+                    yield Input(id=f"field-{info.name}", type=kind, compact=True)  # type: ignore[arg-type]
+        yield Static("", id="settings-problem")
+        yield Static(
+            "\n".join(
+                f"{i.name}: {i.description} ({i.range_text()})" for i in self.fields.values()
+            ),
+            id="settings-help",
+        )
+
+    def show(self, settings: Settings, recorded: Settings | None) -> None:
+        """Set every control to `settings`; mark the fields that differ from `recorded`."""
+        self._shown = settings.model_dump()
+        with self.prevent(Input.Changed, Select.Changed):
+            for name, info in self.fields.items():
+                value = getattr(settings, name)
+                if info.kind in ("choice", "bool"):
+                    select: Select[Any] = self.query_one(f"#field-{name}", Select)
+                    if select.value != value:
+                        select.value = value
+                else:
+                    box = self.query_one(f"#field-{name}", Input)
+                    if parse_field(info, box.value) != value:
+                        box.value = input_text(value)
+                changed = recorded is not None and getattr(recorded, name, value) != value
+                self.query_one(f"#row-{name}").set_class(changed, "-changed")
+
+    def show_problem(self, text: str) -> None:
+        """A validation message under the controls (empty clears it)."""
+        self.query_one("#settings-problem", Static).update(text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A value typed: post it when it parses (the screen validates the range)."""
+        event.stop()
+        name = (event.input.id or "").removeprefix("field-")
+        info = self.fields.get(name)
+        if info is None:
+            return
+        value = parse_field(info, event.value)
+        if value is None:
+            self.show_problem(f"{name}: type a number" if event.value.strip() else "")
+            return
+        self._post(name, value)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        """A choice made."""
+        event.stop()
+        if event.value is Select.BLANK:
+            return
+        self._post((event.select.id or "").removeprefix("field-"), event.value)
+
+    def _post(self, name: str, value: Any) -> None:
+        if name in self._shown and self._shown[name] != value:
+            self.post_message(self.Edited(name, value))
