@@ -154,29 +154,26 @@ def infer_keep(
     return None, ""
 
 
-def resolve_stale(
-    rebuild: Rebuild,
-    tuning: Tuning,
-    check: Mapping[str, Any] | None,
-    counters: CounterProvider,
-    earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
-) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
-    """Choose the kept usage records' stale flags: fresh (default) or as dumped, checked if possible."""
-    assert rebuild.messages is not None
-    # A record an earlier compression kept was marked stale by it already: it sits before
-    # that compression's memory block (its prefix), or an earlier loaded dump of the same
-    # context kept it (same context_message_id). Only the others are in doubt.
+def _kept_before(
+    rebuild: Rebuild, earlier_kept_ids: Callable[[], frozenset[str]] | None
+) -> Callable[[int], bool]:
+    """Whether a kept message was kept by an earlier compression too (so stale already).
+
+    A record an earlier compression kept was marked stale by it already: it sits before
+    that compression's memory block (its prefix), or an earlier loaded dump of the same
+    context kept it (same context_message_id). Only the others are in doubt.
+    """
+    messages = rebuild.messages or ()
     last_memory = max(
         (
             i
-            for i, m in enumerate(rebuild.messages)
+            for i, m in enumerate(messages)
             if m.role == "user"
             and isinstance(m.content, str)
             and m.content.lstrip().startswith(_MEMORY_PREFIXES)
         ),
         default=-1,
     )
-
     known: list[frozenset[str]] = []
 
     def was_kept_before(index: int) -> bool:
@@ -186,11 +183,22 @@ def resolve_stale(
             return False
         if not known:
             known.append(earlier_kept_ids())
-        message_id = (
-            rebuild.messages[index].metadata.get("context_message_id") if rebuild.messages else None
-        )
+        message_id = messages[index].metadata.get("context_message_id")
         return isinstance(message_id, str) and message_id in known[0]
 
+    return was_kept_before
+
+
+def resolve_stale(
+    rebuild: Rebuild,
+    tuning: Tuning,
+    check: Mapping[str, Any] | None,
+    counters: CounterProvider,
+    earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
+) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
+    """Choose the kept usage records' stale flags: fresh (default) or as dumped, checked if possible."""
+    assert rebuild.messages is not None
+    was_kept_before = _kept_before(rebuild, earlier_kept_ids)
     already = tuple(i for i in rebuild.stale_candidates if was_kept_before(i))
     candidates = tuple(i for i in rebuild.stale_candidates if not was_kept_before(i))
     if not candidates:

@@ -46,6 +46,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +167,8 @@ def load_paths(
                     continue
                 seen.add(key)
                 plan.append((group, file, explicit))
-    yield from _Streamer(
-        plan, missing, groups, counters, skipped, max_file_bytes, progress, contexts
-    ).run()
+    options = _Options(counters, skipped, max_file_bytes, progress, contexts)
+    yield from _Streamer(plan, missing, groups, options).run()
 
 
 def _identity(path: Path) -> Path:
@@ -194,6 +194,17 @@ def load_file(path: Path, counters: Mapping[str, TokenCounter] | None = None) ->
     return list(load_paths([path], counters=counters))
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """The caller's choices for one load (see `load_paths`)."""
+
+    counters: Mapping[str, TokenCounter] | None
+    skipped: list[Skipped] | None
+    max_file_bytes: int
+    progress: Callable[[int, int], None] | None
+    contexts: bool
+
+
 class _Streamer:
     """Reads logs and other files, links them with dump headers, then yields group by group."""
 
@@ -202,21 +213,17 @@ class _Streamer:
         plan: list[tuple[int, Path, bool]],
         missing: list[tuple[int, LoadError]],
         groups: int,
-        counters: Mapping[str, TokenCounter] | None,
-        skipped: list[Skipped] | None,
-        max_file_bytes: int,
-        progress: Callable[[int, int], None] | None,
-        contexts: bool = True,
+        options: _Options,
     ) -> None:
         self.plan = plan
-        self.contexts = contexts
+        self.contexts = options.contexts
         self._after_counts: dict[str, int | None] = {}
         self.missing = missing
         self.groups = groups
-        self.counters = counters
-        self.skipped = skipped
-        self.max_file_bytes = max_file_bytes
-        self.progress = progress
+        self.counters = options.counters
+        self.skipped = options.skipped
+        self.max_file_bytes = options.max_file_bytes
+        self.progress = options.progress
         self.done = 0
         self._made: dict[str, TokenCounter] | None = None
         self.loads: dict[Path, FileLoad] = {}
