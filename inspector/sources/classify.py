@@ -153,7 +153,11 @@ def _read_file(
         what = describe_unknown(document)
         near = near_miss(document)
         if near is not None:
-            load.errors.append(LoadError(source, f"{near}: {_NOT_A_FORMAT}"))
+            load.errors.append(
+                LoadError(
+                    source, f"{near}: {_NOT_A_FORMAT}", locate_key(path, _near_where(document))
+                )
+            )
         elif explicit or looks_intended(document):
             load.errors.append(
                 LoadError(source, f"not an inspector artifact ({what}): {_NOT_A_FORMAT}")
@@ -183,7 +187,8 @@ def near_miss(document: Any) -> str | None:
             (looks_like_debug_record, "debug records"),
         ):
             if any(test(item) for item in head):
-                return f"a list of {len(document)} items holding {kind}, which are never wrapped in a list"
+                items = f"{len(document)} item{'s' if len(document) != 1 else ''}"
+                return f"a list of {items} holding {kind}, which are never wrapped in a list"
         if any("role" in item for item in head):
             return "a list of messages in which some item has no string 'role'"
         return None
@@ -195,6 +200,17 @@ def near_miss(document: Any) -> str | None:
         return "a chat request without its 'messages' list"
     if "role" in document and not isinstance(document.get("role"), str):
         return "a message whose 'role' is not a string"
+    return None
+
+
+def _near_where(document: Any) -> str | None:
+    """Where a near miss shows: the first wrapped item, or the key that is wrong."""
+    if isinstance(document, list):
+        return "key [0]"
+    if isinstance(document, Mapping):
+        for key in ("event", "role"):
+            if key in document:
+                return f"key {key}"
     return None
 
 
