@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -60,22 +59,20 @@ def extras_in_range(values: dict[str, Any] | None) -> None:
             )
 
 
-def _int_in_range(value: int) -> int:
-    if value > FLOAT_MAX or value < -FLOAT_MAX:
-        raise _out_of_range(value)
-    return value
-
-
 def _number_in_range(value: Any) -> Any:
     if type(value) is int and (value > FLOAT_MAX or value < -FLOAT_MAX):
         raise _out_of_range(value)
     return value
 
 
+#: The largest integer a float can stand for: bounds checked natively by pydantic-core
+#: (a Python validator per integer would cost a call each).
+_INT_MAX = int(FLOAT_MAX)
+
 #: An integer (not a boolean, not text, not 3.0) within a float's range.
-Int = Annotated[int, AfterValidator(_int_in_range)]
+Int = Annotated[int, Field(ge=-_INT_MAX, le=_INT_MAX), WithJsonSchema({"type": "integer"})]
 #: An integer >= 0 within a float's range (a count, a token total).
-Count = Annotated[int, Field(ge=0), AfterValidator(_int_in_range)]
+Count = Annotated[int, Field(ge=0, le=_INT_MAX), WithJsonSchema({"type": "integer", "minimum": 0})]
 #: A finite number (an integer is accepted and read as a float).
 Number = Annotated[float, BeforeValidator(_number_in_range)]
 
@@ -164,6 +161,11 @@ def describe_error(details: Any, path: str) -> str:
         return f"'{path}' is out of range: {details['msg']}"  # the digits, never the value
     if kind == "extra_out_of_range":
         return f"'{key_path([ctx['key']], path)}' is out of range: {details['msg']}"
+    if (
+        kind in ("less_than_equal", "greater_than_equal")
+        and abs(ctx.get("le", ctx.get("ge", 0))) == _INT_MAX
+    ):
+        return f"'{path}' is out of range: {_out_of_range(value).message()}"
     if kind == "greater_than_equal" and ctx.get("ge") == 0:
         return f"'{path}' must not be negative, got {_shown(value)}"
     if kind == "literal_error":
