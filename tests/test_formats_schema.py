@@ -62,6 +62,15 @@ def test_every_reference_snapshot_validates_against_the_printed_schema() -> None
     assert failures == []
 
 
+def test_snapshots_we_write_validate_against_the_schema_we_print() -> None:
+    done = _run("snapshot", str(REFERENCE))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) >= 40 and all("error" not in line for line in lines)
+    validator = _validator("snapshot")
+    assert [e.message for line in lines for e in validator.iter_errors(line)] == []
+
+
 def test_the_snapshot_schema_refuses_what_the_reader_refuses() -> None:
     validator = _validator("snapshot")
     good = json.loads(PARITY_CASES.read_text().splitlines()[0])
