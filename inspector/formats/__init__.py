@@ -61,7 +61,7 @@ def json_schema(name: str) -> dict[str, Any]:
     adapter = target if isinstance(target, TypeAdapter) else TypeAdapter(target)
     schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://context-inspector/schemas/{name}.json",
+        "$id": f"urn:context-inspector:schema:{name}",
         **adapter.json_schema(mode="validation"),
     }
     schema.setdefault("description", description)
