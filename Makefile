@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean
+.PHONY: run test check bench samples clean parity-live
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,16 +19,22 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench
-	$(BIN)/ruff check inspector tests bench
+	$(BIN)/ruff format --check inspector tests bench tools scripts
+	$(BIN)/ruff check inspector tests bench tools scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
 
+# The live differential against every openJiuwen release from PyPI (each in its own cached
+# venv under ~/.cache/context-inspector/, installed on first use): fresh random cases.
+parity-live: $(VENV)/.installed
+	$(BIN)/python -m parity_live live
+
 samples: $(VENV)/.installed
-	$(BIN)/python -m inspector.sources.samples sample_dumps
+	$(BIN)/python -m tools.samples sample_dumps
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspector.core.tokens import EncodeLen, TokenCounter
+from inspector.core.releases import PROFILE_0_1_18, ReleaseProfile
+from inspector.core.tokens import TOKEN_MODES, EncodeLen, TokenCounter
 
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 CL100K_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
@@ -163,10 +164,18 @@ def load_cl100k() -> EncoderStatus:
     )
 
 
-def make_counters() -> dict[str, TokenCounter]:
-    """One TokenCounter per mode, the cl100k one using the offline encoder when available."""
+def make_counters(profile: ReleaseProfile | None = None) -> dict[str, TokenCounter]:
+    """One TokenCounter per mode, the cl100k one using the offline encoder when available.
+
+    With a release profile the counters follow its divisors (character fallbacks, usage
+    tail); without one, the rules of 0.1.17 (every divisor 4), except `string_length`, a
+    counter only 0.1.18 and later have, which always follows their rules.
+    """
     status = load_cl100k()
-    return {
-        "tiktoken_cl100k": TokenCounter("tiktoken_cl100k", status.encode_len),
-        "len_div_4": TokenCounter("len_div_4"),
-    }
+    if profile is None:
+        return {
+            "tiktoken_cl100k": TokenCounter("tiktoken_cl100k", status.encode_len),
+            "len_div_4": TokenCounter("len_div_4"),
+            "string_length": PROFILE_0_1_18.counter("string_length"),
+        }
+    return {mode: profile.counter(mode, status.encode_len) for mode in TOKEN_MODES}

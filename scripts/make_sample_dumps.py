@@ -1,6 +1,7 @@
 """Regenerate sample_dumps/ (deterministic): `python scripts/make_sample_dumps.py [FOLDER]`.
 
-The generator lives in `inspector.sources.samples` so `make samples` and the tests share it.
+The generator is the `tools.samples` package (outside the runtime package), so `make samples`
+and the tests share it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inspector.sources.samples import main  # noqa: E402
+from tools.samples import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from inspector.cli import main
 from inspector.core.artifact import Artifact
-from inspector.core.compare import compare_strategies, count_verbatim, pair_stats
+from inspector.core.compare import CompareOptions, compare_strategies, count_verbatim, pair_stats
 from inspector.core.hybrid_facts import extract_facts, losses_between
 from inspector.core.snapshot import snapshot_from_dict
 from inspector.core.tokens import TokenCounter
@@ -144,8 +144,7 @@ def test_dump_after_is_the_truth(counters) -> None:
             artifact.snapshot,
             [artifact.processor or ""],
             counter,
-            dump_after=artifact.after,
-            dump_processor=artifact.processor,
+            CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
         )
         (outcome,) = comparison.outcomes
         assert outcome.after_source == "dump" and not outcome.losses_at_risk
@@ -162,7 +161,7 @@ def test_openjiuwen_estimate_matches_the_dump_but_for_the_summary(counters) -> N
         assert snapshot is not None
         counter = exact(counters, snapshot.tuning.token_mode)
         estimate = compare_strategies(
-            snapshot, [artifact.processor or ""], counter, summary_tokens=400
+            snapshot, [artifact.processor or ""], counter, CompareOptions(summary_tokens=400)
         ).outcomes[0]
         summary = load_json(Path(artifact.source))["compression_response"]["extracted_summary"]
         expected = artifact.recorded["tokens_after"] - counter.text_tokens(summary) + 400
@@ -178,8 +177,7 @@ def test_overflow_shrink_dump_shows_a_split_pair(counters) -> None:
         artifact.snapshot,
         ["current_round", "hybrid"],
         counter,
-        dump_after=artifact.after,
-        dump_processor=artifact.processor,
+        CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
     )
     dump, hybrid = comparison.outcomes
     assert dump.pairs.split >= 1 and hybrid.pairs.split == 0
@@ -193,8 +191,7 @@ def test_long_coding_session_side_by_side(counters) -> None:
         artifact.snapshot,
         ["current_round", "hybrid"],
         counter,
-        dump_after=artifact.after,
-        dump_processor=artifact.processor,
+        CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
     )
     current, hybrid = comparison.outcomes
     assert (current.tokens_before, current.tokens_after, current.messages_after) == (

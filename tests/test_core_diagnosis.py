@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from inspector.core.artifact import Artifact
-from inspector.core.diagnosis import diagnose, why_json
+from inspector.core.diagnosis import diagnose
 from inspector.core.engine import ContextEngine
+from inspector.core.forked.strategy import CURRENT_ROUND
 from inspector.core.snapshot import ContextSnapshot, snapshot_from_dict
+from inspector.core.strategy.report import why_json
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
 from tests.conftest import REFERENCE, call, load_json, msg
@@ -108,7 +110,11 @@ def test_recorded_threshold_check_compared(counters: dict[str, TokenCounter]) ->
 def test_why_json_contract_keys(counters: dict[str, TokenCounter]) -> None:
     engine = engine_for("e_target_below_min", counters)
     artifact = Artifact("src", "id1", "snapshot", engine.snapshot)
-    record = why_json(artifact, diagnose(engine, engine.snapshot.tuning, artifact))
+    prepared = CURRENT_ROUND.prepare(engine.snapshot, counters)
+    decision = CURRENT_ROUND.decide(
+        prepared, CURRENT_ROUND.recorded_settings(engine.snapshot), artifact
+    )
+    record = why_json(artifact, decision)
     for key in (
         "source",
         "id",

@@ -10,14 +10,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from inspector.core.artifact import Artifact
-from inspector.sources.follow import FileFollower, follow_paths
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceRemoved,
     SourceState,
 )
+from inspector.sources.follow import FileFollower, follow_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -172,7 +172,7 @@ async def test_follow_paths_reports_new_dumps_within_a_second(tmp_path: Path) ->
 
 def test_session_folder_written_live_matches_a_full_load(tmp_path: Path) -> None:
     """Dumps and debug records of one session are linked as they appear, like a full load."""
-    from inspector.sources.live.tracker import LiveTracker
+    from inspector.core.live_tracker import LiveTracker
     from inspector.sources.loader import load_paths
 
     source = ROOT / "sample_dumps" / "workspace" / "context" / "ops-incident-42_context"

@@ -13,19 +13,20 @@ from inspector.core.hybrid import (
     SummaryRequest,
     estimate_message,
     hybrid_decision,
-    hybrid_flip_points,
     recent_window_start,
     rule_summary,
     run_hybrid,
     run_hybrid_async,
-    sweep_hybrid,
     turn_starts,
 )
 from inspector.core.hybrid_config import HybridConfig, alignment_check, config_from_tuning
+from inspector.core.hybrid_strategy import HYBRID
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.base import flip_indices
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
+from inspector.encoding import make_counters
 from tests.conftest import call, msg
 
 SYSTEM = (msg("system", "You are a careful coding agent."),)
@@ -452,20 +453,27 @@ def test_budget_from_a_context_without_a_model_window_is_unknown() -> None:
 
 def test_sweep_finds_where_the_stopping_level_changes() -> None:
     messages = session(12, size=400)
-    config = HybridConfig(preserve_recent_turns=3)
-    points = sweep_hybrid(snap(messages), config, "context_max", [500, 1500, 5000, 50_000])
-    reasons = [result.reason for _, result in points]
+    snapshot = snap(messages)
+    prepared = HYBRID.prepare(snapshot, make_counters())
+    settings = HYBRID.recorded_settings(snapshot).with_(preserve_recent_turns=3)
+    points = HYBRID.sweep(prepared, settings, "context_max", [500, 1500, 5000, 50_000])
+    reasons = [point.decision.reason for point in points]
     assert reasons == [
         "still_above_threshold",
         "compressed_at_level_2",
         "below_threshold",
         "below_threshold",
     ]
-    assert hybrid_flip_points(points) == [1, 2]
-    assert [r.config.max_context_tokens for _, r in points] == [500, 1500, 5000, 50_000]
+    assert flip_indices(points) == [1, 2]
+    assert [p.decision.native.config.max_context_tokens for p in points] == [
+        500,
+        1500,
+        5000,
+        50_000,
+    ]
     with pytest.raises(ConfigError):
-        sweep_hybrid(snap(messages), config, "min_target_ratio")
-    assert len(sweep_hybrid(snap(messages), config, "keep_recent")) == 13
+        HYBRID.sweep(prepared, settings, "min_target_ratio", None)
+    assert len(HYBRID.sweep(prepared, settings, "keep_recent", None)) == 13
 
 
 def test_window_overshoot_says_how_many_more_turns_would_fit() -> None:

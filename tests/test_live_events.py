@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from inspector.render.live_report import event_line, live_panel, usage_gauge
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextCompressed,
     ContextUsage,
@@ -19,7 +18,8 @@ from inspector.sources.live.events import (
     TraceUpdated,
     parse_frame,
 )
-from inspector.sources.live.tracker import LiveTracker
+from inspector.core.live_tracker import LiveTracker
+from inspector.render.live_report import event_line, live_panel, usage_gauge
 
 DATA = Path(__file__).parent / "data" / "jiuwenswarm"
 SAMPLES = {

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from websockets.asyncio.client import connect
 
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextCompressed,
     ContextUsage,
@@ -18,7 +18,13 @@ from inspector.sources.live.events import (
     SourceState,
     TraceUpdated,
 )
-from inspector.sources.live.gateway import Backoff, GatewayObserver, observer_url, origin_for
+from inspector.sources.live.gateway import (
+    Backoff,
+    GatewayObserver,
+    GatewayOptions,
+    observer_url,
+    origin_for,
+)
 from tests.servers.fake_gateway import FakeGateway, sample_frame
 
 FAST = Backoff(initial=0.05, factor=2.0, cap=0.2, tries=3, steady=0.1)
@@ -260,7 +266,9 @@ async def test_bad_path_and_forbidden_origin_are_fatal() -> None:
         refused = GatewayObserver(server.url(SID), backoff=FAST)
         closed = await next_matching(refused.events(), is_state("closed"), seen)
         assert isinstance(closed, SourceState) and "403" in closed.detail
-        allowed = GatewayObserver(server.url(SID), origin="http://example.org", backoff=FAST)
+        allowed = GatewayObserver(
+            server.url(SID), backoff=FAST, options=GatewayOptions(origin="http://example.org")
+        )
         await next_matching(allowed.events(), is_state("ready"), seen)
         await allowed.close()
     finally:
@@ -282,7 +290,9 @@ async def test_bad_path_and_forbidden_origin_are_fatal() -> None:
 
 
 async def test_nothing_listening_keeps_retrying_until_closed() -> None:
-    observer = GatewayObserver("ws://127.0.0.1:9/ws?session_id=x", backoff=FAST, open_timeout=1)
+    observer = GatewayObserver(
+        "ws://127.0.0.1:9/ws?session_id=x", backoff=FAST, options=GatewayOptions(open_timeout=1)
+    )
     events = observer.events()
     seen: list[LiveEvent] = []
     await next_matching(events, lambda e: isinstance(e, SourceState) and e.attempt >= 3, seen)

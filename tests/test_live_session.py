@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
-from inspector.sources.live.events import CompressionState, LiveEvent, NewArtifact, SourceState
+from inspector.core.live_events import CompressionState, LiveEvent, NewArtifact, SourceState
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.session import LiveSession, discover_trajectory, trajectory_candidates
+from inspector.sources.live.trajectory import Polling
 from tests.servers.fake_gateway import FakeGateway, sample_frame
 from tests.servers.fake_trajectory import SESSION, FakeTrajectory
 
@@ -76,8 +77,7 @@ async def test_session_merges_gateway_and_trajectory_with_pokes() -> None:
             gateway.url(SESSION),
             trajectory_url=server.base_url,
             backoff=FAST,
-            poll_interval=30,
-            idle_interval=30,
+            polling=Polling(poll_interval=30, idle_interval=30),
         )
         events = live.events()
         first = await next_matching(events, lambda e: isinstance(e, NewArtifact))

@@ -10,16 +10,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceState,
 )
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.trajectory import (
+    Polling,
     TrajectoryClient,
     TrajectoryError,
     TrajectoryFollower,
@@ -251,7 +252,7 @@ async def next_matching(
 
 async def test_follower_polls_new_revisions_and_compactions(server: FakeTrajectory) -> None:
     follower = TrajectoryFollower(
-        server.session_url(), poll_interval=0.1, idle_interval=0.1, backoff=FAST
+        server.session_url(), polling=Polling(poll_interval=0.1, idle_interval=0.1), backoff=FAST
     )
     events = follower.events()
     first = await next_matching(events, lambda e: isinstance(e, NewArtifact))
@@ -312,7 +313,10 @@ async def test_follower_polls_new_revisions_and_compactions(server: FakeTrajecto
 
 async def test_follower_poke_and_store_epoch_rotation(server: FakeTrajectory) -> None:
     follower = TrajectoryFollower(
-        server.base_url, SESSION, poll_interval=30, idle_interval=30, debounce=0.01, backoff=FAST
+        server.base_url,
+        SESSION,
+        polling=Polling(poll_interval=30, idle_interval=30, debounce=0.01),
+        backoff=FAST,
     )
     events = follower.events()
     await next_matching(events, lambda e: isinstance(e, NewArtifact))
@@ -342,7 +346,9 @@ async def test_follower_poke_and_store_epoch_rotation(server: FakeTrajectory) ->
 
 async def test_follower_survives_server_restart(server: FakeTrajectory) -> None:
     follower = TrajectoryFollower(
-        server.session_url(), poll_interval=0.05, idle_interval=0.05, backoff=FAST, timeout=1
+        server.session_url(),
+        polling=Polling(poll_interval=0.05, idle_interval=0.05, timeout=1),
+        backoff=FAST,
     )
     events = follower.events()
     await next_matching(events, lambda e: isinstance(e, NewArtifact))
@@ -393,7 +399,10 @@ async def test_injected_transport_is_used() -> None:
 async def test_follower_session_without_database_then_first_records(server: FakeTrajectory) -> None:
     server.add_session("fresh")
     follower = TrajectoryFollower(
-        server.base_url, "fresh", poll_interval=0.05, idle_interval=0.05, backoff=FAST
+        server.base_url,
+        "fresh",
+        polling=Polling(poll_interval=0.05, idle_interval=0.05),
+        backoff=FAST,
     )
     events = follower.events()
     empty = await next_matching(events, lambda e: isinstance(e, NewArtifact))
@@ -443,7 +452,8 @@ async def test_big_gateway_frames_are_parsed_off_the_loop() -> None:
 
 def test_blocking_loader_for_front_ends(server: FakeTrajectory) -> None:
     from inspector.core.artifact import Artifact, LoadError
-    from inspector.sources.live.trajectory import is_live_url, load_trajectory_source
+    from inspector.sources.connect import is_live_url
+    from inspector.sources.live.trajectory import load_trajectory_source
 
     [ok] = load_trajectory_source(server.session_url())
     assert isinstance(ok, Artifact) and ok.extra["live"]["window_id"] == "main:window-7"

@@ -22,6 +22,8 @@ from inspector.llm import (
     EndpointConfig,
     MissingApiKey,
     NothingToCompress,
+    RerunHooks,
+    RerunOptions,
     rerun_compaction,
     write_rerun,
 )
@@ -73,11 +75,8 @@ async def _rerun(
             snapshot,
             tuning,
             EndpointConfig(server.base_url, "fake-model", timeout_s=timeout_s),
-            counter=counters[tuning.token_mode],
-            sleep=sleep,
-            env=ENV,
-            on_attempt=seen.append,
-            **kwargs,
+            RerunOptions(counter=counters[tuning.token_mode], **kwargs),
+            RerunHooks(sleep=sleep, env=ENV, on_attempt=seen.append),
         )
     assert list(result.attempts) == seen
     assert SECRET not in repr(result)
@@ -278,9 +277,8 @@ async def test_connection_refused(
         plain,
         plain.tuning,
         EndpointConfig(url, "m", timeout_s=2),
-        counter=counters["tiktoken_cl100k"],
-        sleep=sleep,
-        env=ENV,
+        RerunOptions(counter=counters["tiktoken_cl100k"]),
+        RerunHooks(sleep=sleep, env=ENV),
     )
     assert result.outcome == "failed" and slept == [0.05, 0.1]
     assert "could not connect" in (result.failure_reason or "")
@@ -300,9 +298,8 @@ async def test_mock_transport_injection(
         plain,
         plain.tuning,
         EndpointConfig("http://model.invalid/v1", "m"),
-        counter=counters["tiktoken_cl100k"],
-        transport=httpx.MockTransport(handler),
-        env=ENV,
+        RerunOptions(counter=counters["tiktoken_cl100k"]),
+        RerunHooks(transport=httpx.MockTransport(handler), env=ENV),
     )
     assert result.outcome == "applied" and result.usage is None
 
@@ -313,7 +310,11 @@ async def test_errors_before_any_call(
     endpoint = EndpointConfig("http://127.0.0.1:9/v1", "m")
     with pytest.raises(MissingApiKey) as missing:
         await rerun_compaction(
-            plain, plain.tuning, endpoint, counter=counters["tiktoken_cl100k"], env={}
+            plain,
+            plain.tuning,
+            endpoint,
+            RerunOptions(counter=counters["tiktoken_cl100k"]),
+            RerunHooks(env={}),
         )
     assert "OPENAI_API_KEY" in str(missing.value)
     with pytest.raises(NothingToCompress):
@@ -321,16 +322,16 @@ async def test_errors_before_any_call(
             plain,
             plain.tuning.with_(keep_recent=15),
             endpoint,
-            counter=counters["tiktoken_cl100k"],
-            env=ENV,
+            RerunOptions(counter=counters["tiktoken_cl100k"]),
+            RerunHooks(env=ENV),
         )
     with pytest.raises(ConfigError):
         await rerun_compaction(
             plain,
             plain.tuning.with_(processor="hybrid"),
             endpoint,
-            counter=counters["tiktoken_cl100k"],
-            env=ENV,
+            RerunOptions(counter=counters["tiktoken_cl100k"]),
+            RerunHooks(env=ENV),
         )
 
 
@@ -362,8 +363,8 @@ async def test_cancel_stops_the_call(
                 plain,
                 plain.tuning,
                 EndpointConfig(server.base_url, "m", timeout_s=5),
-                counter=counters["tiktoken_cl100k"],
-                env=ENV,
+                RerunOptions(counter=counters["tiktoken_cl100k"]),
+                RerunHooks(env=ENV),
             )
         )
         await asyncio.sleep(0.1)

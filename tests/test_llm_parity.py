@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from inspector.core.tokens import TokenCounter
-from inspector.llm import rerun_compaction, write_rerun
+from inspector.llm import RerunHooks, RerunOptions, rerun_compaction, write_rerun
 from tests.llm_reference import Scenario, model_scenarios, normalize_ids
 from tests.servers.fake_openai import FakeOpenAI
 
@@ -52,12 +52,13 @@ async def _run(
             snapshot,
             snapshot.tuning,
             scenario.endpoint(server.base_url),
-            prompt=scenario.prompt,
-            prompt_source="recorded",
-            counter=counters[snapshot.tuning.token_mode],
-            identity=scenario.identity,
-            sleep=sleep,
-            env=ENV,
+            RerunOptions(
+                prompt=scenario.prompt,
+                prompt_source="recorded",
+                counter=counters[snapshot.tuning.token_mode],
+                identity=scenario.identity,
+            ),
+            RerunHooks(sleep=sleep, env=ENV),
         )
     return result, server, slept
 

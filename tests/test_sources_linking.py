@@ -18,8 +18,8 @@ from inspector.cli import main
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import ContextEngine
 from inspector.core.tokens import TokenCounter
-from inspector.sources import samples
 from inspector.sources.loader import EVALUATION_TOLERANCE_SECONDS, load_paths
+from tools import samples
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "sample_dumps"

@@ -12,8 +12,8 @@ import pytest
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import PricedContext
 from inspector.core.stats import compute_stats
-from inspector.sources import samples
 from inspector.sources.loader import load_paths
+from tools import samples
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "sample_dumps"

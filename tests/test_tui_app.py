@@ -1,7 +1,7 @@
 """The TUI driven through Textual's pilot: browser, context view, why panel, conventions.
 
-Every assertion on regions and verdicts compares with what the core computes
-(`ContextEngine.evaluate`) for the same tuning.
+Every assertion on regions and verdicts compares with what the core computes (the same
+strategy deciding the same settings on a freshly prepared context).
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.pilot import Pilot
 
-from inspector.core.engine import ContextEngine
+from inspector.core.strategy import registry
+from inspector.core.strategy.base import Decision
 from inspector.core.tokens import TokenCounter
-from inspector.core.whatif import smallest_flips
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.browser import BrowserScreen
@@ -28,6 +30,17 @@ from inspector.tui.widgets.why_panel import FlipButton
 from tests.conftest import REFERENCE
 
 pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="reference folder not available")
+
+
+class Notices:
+    """A `run_test(message_hook=...)` hook that keeps every notification the app was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[Notification] = []
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, Notify):
+            self.seen.append(message.notification)
 
 
 @pytest.fixture
@@ -78,22 +91,38 @@ def text_of(widget: Any) -> str:
     return render_to_text(widget.content, width=200)
 
 
+def core_decision(screen: ContextScreen, counters: dict[str, TokenCounter]) -> Decision:
+    """The screen's strategy deciding its settings on a freshly prepared context."""
+    assert screen.artifact.snapshot is not None
+    strategy = registry.get(screen.strategy.key)
+    prepared = strategy.prepare(screen.artifact.snapshot, counters)
+    return strategy.decide(prepared, screen.settings, screen.artifact)
+
+
 def assert_matches_core(screen: ContextScreen, counters: dict[str, TokenCounter]) -> None:
-    """The screen's verdict and every row's region equal a fresh core evaluation."""
-    assert screen.artifact.snapshot is not None and screen.tuning is not None
-    expected = ContextEngine(screen.artifact.snapshot, counters).evaluate(screen.tuning)
-    assert screen.evaluation == expected
+    """The screen's verdict and every row's region equal a fresh core decision."""
+    assert screen.artifact.snapshot is not None and screen.decision is not None
+    expected = core_decision(screen, counters)
+    got = screen.decision
+    assert (got.hit, got.reason, got.total_tokens, got.threshold) == (
+        expected.hit,
+        expected.reason,
+        expected.total_tokens,
+        expected.threshold,
+    )
+    assert got.regions == expected.regions and got.checks == expected.checks
     message_list = screen.query_one(MessageList)
     assert message_list.row_count == len(screen.artifact.snapshot.messages)
     for index in range(message_list.row_count):
-        assert message_list.region_of(index) == expected.span.region_of(index)
+        assert message_list.region_of(index) == expected.region_of(index)
 
 
 async def test_browser_lists_artifacts_and_error_rows(
     folder: Path, counters: dict[str, TokenCounter]
 ) -> None:
     app = create_app([str(folder)], counters=counters)
-    async with app.run_test(size=(120, 40)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
         browser = await loaded(app, pilot)
         errors = [row for row in browser.rows if row.error is not None]
         sources = {Path(row.error.source).name for row in errors if row.error}
@@ -114,7 +143,7 @@ async def test_browser_lists_artifacts_and_error_rows(
         assert isinstance(app.screen, BrowserScreen)
         reason = browser.shown[index].error
         assert reason is not None
-        assert any(reason.error in n.message for n in app._notifications)
+        assert any(reason.error in n.message for n in notices.seen)
 
 
 async def test_browser_filters_and_sort(folder: Path, counters: dict[str, TokenCounter]) -> None:
@@ -155,8 +184,8 @@ async def test_context_view_regions_equal_core(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
         assert_matches_core(screen, counters)
-        assert screen.evaluation is not None and screen.evaluation.reason == "target_below_min"
-        assert screen.diagnosis is not None and screen.flips is not None
+        assert screen.decision is not None and screen.decision.reason == "target_below_min"
+        assert screen.flips is not None
         # detail pane follows the cursor and says why the message is in its region
         await pilot.press("d", "down", "down")
         detail = text_of(screen.query_one("#detail-body"))
@@ -173,29 +202,28 @@ async def test_every_tuning_control_recomputes_like_core(
         screen = await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
-        recorded = screen.tuning
-        assert recorded is not None
+        recorded = screen.settings
+        assert screen.strategy.key == "current_round"
         await pilot.press("t")
+        trigger, minimum = recorded.trigger_context_ratio, recorded.min_target_context_ratio  # type: ignore[attr-defined]
+        keep = recorded.keep_recent_messages  # type: ignore[attr-defined]
         steps: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-            (("right_square_bracket",), {"trigger_ratio": round(recorded.trigger_ratio + 0.05, 3)}),
-            (("left_square_bracket",), {"trigger_ratio": recorded.trigger_ratio}),
-            (
-                ("right_curly_bracket",),
-                {"min_target_ratio": round(recorded.min_target_ratio + 0.01, 3)},
-            ),
+            (("right_square_bracket",), {"trigger_context_ratio": round(trigger + 0.05, 3)}),
+            (("left_square_bracket",), {"trigger_context_ratio": trigger}),
+            (("right_curly_bracket",), {"min_target_context_ratio": round(minimum + 0.01, 3)}),
             (
                 ("left_curly_bracket", "left_curly_bracket"),
-                {"min_target_ratio": round(recorded.min_target_ratio - 0.01, 3)},
+                {"min_target_context_ratio": round(minimum - 0.01, 3)},
             ),
-            (("plus",), {"keep_recent": recorded.keep_recent + 1}),
-            (("minus",), {"keep_recent": recorded.keep_recent}),
+            (("plus",), {"keep_recent_messages": keep + 1}),
+            (("minus",), {"keep_recent_messages": keep}),
             (("b",), {"tool_boundary": False}),
             (("b",), {"tool_boundary": True}),
             (
                 ("m",),
                 {
                     "token_mode": "len_div_4"
-                    if recorded.token_mode != "len_div_4"
+                    if recorded.token_mode != "len_div_4"  # type: ignore[attr-defined]
                     else "tiktoken_cl100k"
                 },
             ),
@@ -203,51 +231,62 @@ async def test_every_tuning_control_recomputes_like_core(
         for keys, fields in steps:
             await pilot.press(*keys)
             await settle(app, pilot)
-            assert screen.tuning is not None
             for name, value in fields.items():
-                assert getattr(screen.tuning, name) == pytest.approx(value), (keys, name)
+                assert getattr(screen.settings, name) == pytest.approx(value), (keys, name)
             assert_matches_core(screen, counters)
         await pilot.press("p")
         await settle(app, pilot)
-        assert screen.tuning.processor == "dialogue"
+        assert screen.strategy.key == "dialogue"
+        assert "keep_recent_messages" not in screen.settings_fields()
         assert_matches_core(screen, counters)
-        # the panel's own controls: inputs and selects
+        # the panel's own controls, generated from the settings model
         panel = screen.query_one("#tuning")
         for name, text, value in (
-            ("trigger_ratio", "0.3", 0.3),
-            ("min_target_ratio", "0.02", 0.02),
+            ("trigger_context_ratio", "0.3", 0.3),
+            ("min_target_context_ratio", "0.02", 0.02),
             ("context_max", "9000", 9000),
         ):
-            panel.query_one(f"#{name}").value = text
+            panel.query_one(f"#field-{name}").value = text
             await settle(app, pilot)
-            assert getattr(screen.tuning, name) == value
+            assert getattr(screen.settings, name) == value
             assert_matches_core(screen, counters)
-        panel.query_one("#processor").value = "round_level"
+        await pilot.press("p")
         await settle(app, pilot)
-        assert screen.tuning.processor == "round_level" and screen.tuning.keep_recent == 4
-        panel.query_one("#keep_recent").value = "2"
+        assert screen.strategy.key == "round_level"
+        assert screen.settings.keep_recent_messages == 4  # type: ignore[attr-defined]
+        panel = screen.query_one("#tuning")
+        panel.query_one("#field-keep_recent_messages").value = "2"
         await settle(app, pilot)
-        assert screen.tuning.keep_recent == 2
-        panel.query_one("#tool_boundary").value = "off"
+        assert screen.settings.keep_recent_messages == 2  # type: ignore[attr-defined]
+        panel.query_one("#field-tool_boundary").value = False
         await settle(app, pilot)
-        assert screen.tuning.tool_boundary is False
-        panel.query_one("#token_mode").value = "tiktoken_cl100k"
+        assert screen.settings.tool_boundary is False  # type: ignore[attr-defined]
+        panel.query_one("#field-token_mode").value = "tiktoken_cl100k"
         await settle(app, pilot)
-        assert screen.tuning.token_mode == "tiktoken_cl100k"
+        assert screen.settings.token_mode == "tiktoken_cl100k"  # type: ignore[attr-defined]
         assert_matches_core(screen, counters)
         # an out-of-range value is shown, not applied
-        before = screen.tuning
-        panel.query_one("#trigger_ratio").value = "1.5"
+        before = screen.settings
+        panel.query_one("#field-trigger_context_ratio").value = "1.5"
         await settle(app, pilot)
-        assert screen.tuning == before
-        assert "trigger" in text_of(panel.query_one("#tuning-hint"))
+        assert screen.settings == before
+        assert "trigger_context_ratio" in text_of(panel.query_one("#settings-problem"))
         # changed fields are highlighted; reset goes back to the recorded values
-        assert panel.query_one("#row-trigger_ratio").has_class("-changed")
+        assert panel.query_one("#row-keep_recent_messages").has_class("-changed")
         await pilot.press("r")
         await settle(app, pilot)
-        assert screen.tuning == recorded
-        assert not panel.query_one("#row-trigger_ratio").has_class("-changed")
+        assert screen.settings == screen.recorded
+        assert not panel.query_one("#row-keep_recent_messages").has_class("-changed")
         assert_matches_core(screen, counters)
+        # the hybrid pipeline through the same screen: its own fields, labels on the rows
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert screen.strategy.key == "hybrid"
+        assert "preserve_recent_turns" in screen.settings_fields()
+        assert_matches_core(screen, counters)
+        labels = [screen.query_one(MessageList).row_label(i) for i in range(3)]
+        assert all(labels) and screen.decision is not None
+        assert screen.decision.verdict.startswith("STOPS AT LEVEL")
 
 
 async def test_flip_key_applies_the_smallest_change(
@@ -258,18 +297,18 @@ async def test_flip_key_applies_the_smallest_change(
         screen = await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
-        assert (
-            screen.evaluation is not None
-            and screen.tuning is not None
-            and screen.artifact.snapshot is not None
-        )
-        before = screen.evaluation.hit
-        expected = smallest_flips(ContextEngine(screen.artifact.snapshot, counters), screen.tuning)
-        assert screen.flips == expected and expected
+        assert screen.decision is not None and screen.artifact.snapshot is not None
+        before = screen.decision.hit
+        strategy = registry.get(screen.strategy.key)
+        prepared = strategy.prepare(screen.artifact.snapshot, counters)
+        expected = list(strategy.flips(prepared, screen.settings))
+        assert expected and [f.sentence for f in screen.flips or ()] == [
+            f.sentence for f in expected
+        ]
         await pilot.press("1")
         await settle(app, pilot)
-        assert screen.tuning == expected[0].tuning
-        assert screen.evaluation.hit != before
+        assert screen.settings == expected[0].settings
+        assert screen.decision.hit != before
         assert_matches_core(screen, counters)
         # the second flip through its button
         await pilot.press("r")
@@ -279,11 +318,19 @@ async def test_flip_key_applies_the_smallest_change(
         button = [b for b in screen.query(FlipButton) if b.number == 1][0]
         button.press()
         await settle(app, pilot)
-        assert screen.tuning == expected[1].tuning
+        assert screen.settings == expected[1].settings
+        # a processor flip switches the strategy
+        processor = next(i for i, f in enumerate(expected) if f.strategy is not None)
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.press(str(processor + 1))
+        await settle(app, pilot)
+        assert screen.strategy.key == expected[processor].strategy
+        assert_matches_core(screen, counters)
 
 
 async def test_sweep_view_applies_a_value(folder: Path, counters: dict[str, TokenCounter]) -> None:
-    from inspector.core.whatif import default_sweep_values, flip_points, sweep
+    from inspector.core.strategy.base import flip_indices
     from inspector.tui.screens.sweep import SweepScreen
 
     app = create_app([str(folder)], counters=counters)
@@ -291,29 +338,38 @@ async def test_sweep_view_applies_a_value(folder: Path, counters: dict[str, Toke
         screen = await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
-        assert screen.tuning is not None and screen.artifact.snapshot is not None
+        assert screen.artifact.snapshot is not None
         await pilot.press("s")
         await pilot.pause()
         sweep_screen = app.screen
         assert isinstance(sweep_screen, SweepScreen)
-        await pilot.press("2")  # min_target_ratio: this context flips on it
-        engine = ContextEngine(screen.artifact.snapshot, counters)
-        values = set(default_sweep_values(engine, screen.tuning, "min_target_ratio"))
-        flips = smallest_flips(engine, screen.tuning)
-        values |= {f.value for f in flips if f.param == "min_target_ratio"}
-        expected = sweep(engine, screen.tuning, "min_target_ratio", sorted(values))
+        await pilot.press("2")  # min_target_context_ratio: this context flips on it
+        assert sweep_screen.param == "min_target_context_ratio"
+        strategy = registry.get(screen.strategy.key)
+        prepared = strategy.prepare(screen.artifact.snapshot, counters)
+        grid = strategy.sweep(prepared, screen.settings, "min_target_context_ratio", None)
+        flips = strategy.flips(prepared, screen.settings)
+        values = {p.value for p in grid} | {
+            f.value for f in flips if f.param == "min_target_context_ratio"
+        }
+        values.add(screen.settings.min_target_context_ratio)  # type: ignore[attr-defined]
+        expected = strategy.sweep(
+            prepared, screen.settings, "min_target_context_ratio", sorted(values)
+        )
         assert [p.value for p in sweep_screen.points] == [p.value for p in expected]
-        assert [p.evaluation for p in sweep_screen.points] == [p.evaluation for p in expected]
-        assert flip_points(expected)
+        assert [(p.decision.hit, p.decision.reason) for p in sweep_screen.points] == [
+            (p.decision.hit, p.decision.reason) for p in expected
+        ]
+        assert flip_indices(list(expected))
         await pilot.press("f")
         chosen = sweep_screen.points[sweep_screen.cursor]
-        exact = next(f for f in flips if f.param == "min_target_ratio")
+        exact = next(f for f in flips if f.param == "min_target_context_ratio")
         assert chosen.value == exact.value  # `f` lands on the exact flip, not a grid neighbour
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.screen is screen
-        assert screen.tuning.min_target_ratio == chosen.value
-        assert screen.evaluation is not None and screen.evaluation.hit == chosen.evaluation.hit
+        assert screen.settings.min_target_context_ratio == chosen.value  # type: ignore[attr-defined]
+        assert screen.decision is not None and screen.decision.hit == chosen.decision.hit
         assert_matches_core(screen, counters)
 
 
@@ -326,7 +382,7 @@ async def test_search_boundaries_and_copy(folder: Path, counters: dict[str, Toke
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
         snapshot = screen.artifact.snapshot
-        assert snapshot is not None and screen.evaluation is not None
+        assert snapshot is not None and screen.decision is not None
         message_list = screen.query_one(MessageList)
         await pilot.press("slash")
         await pilot.press(*"grep", "enter")
@@ -340,13 +396,8 @@ async def test_search_boundaries_and_copy(folder: Path, counters: dict[str, Toke
         await pilot.press("N")
         assert message_list.cursor == screen.matches[0]
         await pilot.press("home")
-        span = screen.evaluation.span
         starts = sorted(
-            {
-                start
-                for start, end in (span.prefix, span.compress, span.tail)
-                if end > start and start > 0
-            }
+            {r.start for r in screen.decision.regions if r.end > r.start and r.start > 0}
         )
         await pilot.press("greater_than_sign")
         assert message_list.cursor == starts[0]
@@ -380,7 +431,7 @@ async def test_dump_before_and_after(folder: Path, counters: dict[str, TokenCoun
         await pilot.press("c")
         await pilot.pause()
         assert screen.compare
-        assert "recorded" in text_of(screen.query_one("#tuning-compare-table"))
+        assert "recorded" in text_of(screen.query_one("#settings-compare-table"))
 
 
 async def test_palette_commands_are_the_bindings(
@@ -455,7 +506,7 @@ async def test_debug_record_without_context(counters: dict[str, TokenCounter]) -
     )
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_row(app, pilot, lambda row: row.artifact is not None)
-        assert screen.engine is None and screen.evaluation is None
+        assert not screen.has_context and screen.decision is None
         assert "no context" in text_of(screen.query_one("#verdict"))
         await pilot.press("p", "s", "a", "1")  # nothing to tune: no crash
         await pilot.pause()
@@ -468,11 +519,12 @@ async def test_loader_failure_becomes_a_notice(counters: dict[str, TokenCounter]
         raise RuntimeError("disk on fire")
 
     app = create_app(["nowhere"], counters=counters, loader=broken_loader)
-    async with app.run_test(size=(100, 30)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(100, 30), message_hook=notices) as pilot:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert any("disk on fire" in n.message for n in app._notifications)
+        assert any("disk on fire" in n.message for n in notices.seen)
         assert isinstance(app.screen, BrowserScreen)
 
 
@@ -491,13 +543,14 @@ async def test_command_line_tuning_sets_the_starting_values(
         screen = await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
         )
-        assert screen.tuning is not None and screen.recorded_tuning is not None
-        assert (screen.tuning.trigger_ratio, screen.tuning.processor) == (0.5, "dialogue")
-        assert screen.recorded_tuning.processor == "current_round"
+        assert screen.strategy.key == "dialogue"
+        assert screen.settings.trigger_context_ratio == 0.5  # type: ignore[attr-defined]
+        assert screen.artifact.snapshot is not None
+        assert screen.artifact.snapshot.tuning.processor == "current_round"
         assert_matches_core(screen, counters)
         await pilot.press("r")
         await settle(app, pilot)
-        assert screen.tuning == screen.recorded_tuning
+        assert screen.settings == screen.recorded
 
 
 MONKEY_KEYS = [
@@ -553,7 +606,8 @@ async def test_random_keys_never_crash_at_80x24(
     chooser = random.Random(4)
     app = create_app([str(folder)], counters=counters)
     app.copy_to_clipboard = lambda text: None  # type: ignore[method-assign]
-    async with app.run_test(size=(80, 24)) as pilot:
+    notices = Notices()
+    async with app.run_test(size=(80, 24), message_hook=notices) as pilot:
         await open_row(
             app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
         )
@@ -563,7 +617,7 @@ async def test_random_keys_never_crash_at_80x24(
                 continue
             await pilot.press(chooser.choice(MONKEY_KEYS))
         await settle(app, pilot)
-        assert not [n for n in app._notifications if n.severity == "error" and "failed" in n.title]
+        assert not [n for n in notices.seen if n.severity == "error" and "failed" in n.title]
 
 
 async def test_slow_load_shows_rows_early_and_keeps_input(

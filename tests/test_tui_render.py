@@ -11,14 +11,15 @@ import pytest
 from rich.console import Console
 
 from inspector.core.engine import ContextEngine, Span
+from inspector.core.forked.strategy import CURRENT_ROUND
 from inspector.core.regions import after_span, region_reason, tool_links
 from inspector.core.snapshot import snapshot_from_dict
+from inspector.core.strategy.base import RegionRange, region_changes
+from inspector.core.strategy.base import flip_indices as strategy_flips
 from inspector.core.tokens import TokenCounter
-from inspector.core.whatif import flip_points, sweep
 from inspector.render.context_bar import BarParts, ContextBar, _columns
 from inspector.render.message_detail import message_detail
 from inspector.render.sweep_chart import ChartPoint, SweepChart, flip_indices
-from inspector.render.verdict import span_changes
 from inspector.tui.screens.sweep import chart_points
 from tests.conftest import PARITY_CASES, REFERENCE, call, msg
 
@@ -35,16 +36,14 @@ def parts(**changes: int) -> BarParts:
     values = dict(outside=100, prefix=100, compress=300, tail=100, total=600, threshold=800)
     values.update(changes)
     return BarParts(
-        outside=values["outside"],
-        prefix=values["prefix"],
-        compress=values["compress"],
-        tail=values["tail"],
+        segments=tuple((name, values[name]) for name in ("outside", "prefix", "compress", "tail")),
         total=values["total"],
         threshold=values["threshold"],
         min_target=100,
         context_max=1000,
         hit=False,
         reason="below_threshold",
+        min_start=values["outside"] + values["prefix"],
     )
 
 
@@ -95,19 +94,29 @@ def test_sweep_chart_marks_flips() -> None:
 def test_sweep_points_come_from_core(counters: dict[str, TokenCounter]) -> None:
     raw = json.loads((REFERENCE / "e_target_below_min" / "input.json").read_text(encoding="utf-8"))
     snapshot = snapshot_from_dict(raw)
-    engine = ContextEngine(snapshot, counters)
-    points = sweep(engine, snapshot.tuning, "min_target_ratio")
+    strategy = CURRENT_ROUND
+    prepared = strategy.prepare(snapshot, counters)
+    points = list(
+        strategy.sweep(prepared, strategy.recorded_settings(snapshot), "min_target_ratio", None)
+    )
     drawn = chart_points(points)
-    assert [p.hit for p in drawn] == [p.evaluation.hit for p in points]
-    assert flip_indices(drawn) == flip_points(points)
+    assert [p.hit for p in drawn] == [p.decision.hit for p in points]
+    assert flip_indices(drawn) == strategy_flips(points) and flip_indices(drawn)
 
 
-def test_span_changes_are_ranges_of_differing_regions() -> None:
-    old = Span((0, 2), (2, 8), (8, 10))
-    new = Span((0, 2), (2, 5), (5, 10))
-    assert span_changes(old, new, 10) == [range(5, 8)]
-    assert span_changes(None, new, 10) == []
-    assert span_changes(new, new, 10) == []
+def _regions(*bounds: tuple[str, int, int]) -> tuple[RegionRange, ...]:
+    return tuple(RegionRange(name, start, end, name) for name, start, end in bounds)  # type: ignore[arg-type]
+
+
+def test_region_changes_are_ranges_of_differing_regions() -> None:
+    old = _regions(("prefix", 0, 2), ("compress", 2, 8), ("tail", 8, 10))
+    new = _regions(("prefix", 0, 2), ("compress", 2, 5), ("tail", 5, 10))
+    assert region_changes(old, new, 10) == [range(5, 8)]
+    assert region_changes((), (), 10) == []
+    assert region_changes(new, new, 10) == []
+    runs = _regions(("fold", 0, 3), ("prefix", 3, 4), ("fold", 4, 6), ("tail", 6, 10))
+    changed = region_changes(runs, new, 10)
+    assert sorted(i for r in changed for i in r) == [0, 1, 2, 3, 4, 5]  # 6.. tail in both
 
 
 def test_after_span_finds_memory_and_recovered_messages() -> None:

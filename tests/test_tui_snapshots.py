@@ -58,6 +58,8 @@ async def test_key_screens(counters: dict[str, TokenCounter]) -> None:
         await pilot.press("enter")
         await pilot.pause()
         await app.workers.wait_for_complete()
+        await pilot.pause(0.2)  # the flips follow the decision after a short debounce
+        await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, ContextScreen)
         why = await shot(app, "context_why")
@@ -66,7 +68,7 @@ async def test_key_screens(counters: dict[str, TokenCounter]) -> None:
             "target_below_min",
             "threshold",
             "Smallest change",
-            "min_target_ratio",
+            "min_target_context_ratio",
         ):
             assert expected in why, expected
         await pilot.press("t")
@@ -76,4 +78,4 @@ async def test_key_screens(counters: dict[str, TokenCounter]) -> None:
         await pilot.press("s", "2")
         await pilot.pause()
         sweep = await shot(app, "sweep")
-        assert "verdict flips between" in sweep and "min_target_ratio" in sweep
+        assert "verdict flips between" in sweep and "min_target_context_ratio" in sweep

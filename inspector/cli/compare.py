@@ -19,7 +19,7 @@ from rich.console import Console
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
-from inspector.core.compare import compare_strategies, tuning_for
+from inspector.core.compare import CompareOptions, compare_strategies, tuning_for
 from inspector.core.errors import ConfigError
 from inspector.core.hybrid import (
     HybridResult,
@@ -281,13 +281,15 @@ def _compare_one(
         snapshot,
         processors,
         counter,
-        tunings=tunings,
-        hybrid_config=config,
-        summary_tokens=args.summary_tokens,
-        dump_after=dump_after,
-        dump_processor=artifact.processor if dump_after is not None else None,
-        dump_llm_calls=calls if isinstance(calls, int) else 1,
-        hybrid_result=hybrid_result,
+        CompareOptions(
+            tunings=tunings,
+            hybrid_config=config,
+            summary_tokens=args.summary_tokens,
+            dump_after=dump_after,
+            dump_processor=artifact.processor if dump_after is not None else None,
+            dump_llm_calls=calls if isinstance(calls, int) else 1,
+            hybrid_result=hybrid_result,
+        ),
     )
     if report.json:
         out = {"source": artifact.source, "kind": artifact.kind, **comparison.to_dict()}

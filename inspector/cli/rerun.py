@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import (
     UsageError,
@@ -32,6 +32,10 @@ from inspector.core.artifact import Artifact, LoadError
 from inspector.core.compaction import Sampling
 from inspector.core.errors import ConfigError
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
+from inspector.core.tuning import Tuning
+
+if TYPE_CHECKING:
+    from inspector.llm import EndpointConfig, RerunOptions
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE, EXIT_MODEL_FAILED, EXIT_NOTHING = 0, 1, 2, 3, 4
 
@@ -197,32 +201,26 @@ def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    """Load, re-run, write, report; exit status as in the module docstring."""
-    from inspector.encoding import load_cl100k, make_counters
-    from inspector.llm import (
-        EndpointConfig,
-        MissingApiKey,
-        NothingToCompress,
-        OutputDirError,
-        check_out_dir,
-        default_out_dir,
-        rerun_compaction,
-        write_rerun,
-    )
-    from inspector.llm.inputs import rerun_inputs
-    from inspector.sources.loader import load_paths
+def _endpoint(args: argparse.Namespace) -> EndpointConfig:
+    """The endpoint the flags describe (timeout checked, headers parsed)."""
+    from inspector.llm import EndpointConfig
 
-    overrides = tuning_overrides(args)
-    check_overrides(overrides)
     if args.timeout <= 0:
         raise UsageError("--timeout: must be > 0 seconds")
-    headers = _headers(args.header)
-    out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
-    try:
-        check_out_dir(out_dir, [args.source])
-    except OutputDirError as error:
-        raise UsageError(str(error)) from None
+    return EndpointConfig(
+        base_url=args.base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        timeout_s=args.timeout,
+        extra_headers=_headers(args.header),
+        sampling=Sampling(temperature=args.temperature, top_p=args.top_p),
+        require_key=not args.no_key,
+    )
+
+
+def _load_one(args: argparse.Namespace) -> Artifact | None:
+    """The context to re-run (--id picks among several); None after reporting why there is none."""
+    from inspector.sources.loader import load_paths
 
     found: list[Artifact] = []
     errors: list[LoadError] = []
@@ -231,39 +229,118 @@ def run(args: argparse.Namespace) -> int:
             errors.append(item)
         elif item.snapshot is not None:
             found.append(item)
-    if not found:
-        for problem in errors:
-            if args.json:
-                print_json_line(problem.to_dict())
-            where = f" ({problem.where})" if problem.where else ""
-            print(f"error: {problem.source}{where}: {problem.error}", file=sys.stderr)
-        if not errors:
-            print(f"error: {args.source}: no context to re-run in it", file=sys.stderr)
-        return EXIT_UNREADABLE
-    artifact = _pick(found, args.artifact_id)
-    assert artifact.snapshot is not None
-    try:
-        tuning = apply_overrides(artifact.snapshot.tuning, overrides)
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    if found:
+        return _pick(found, args.artifact_id)
+    for problem in errors:
+        if args.json:
+            print_json_line(problem.to_dict())
+        where = f" ({problem.where})" if problem.where else ""
+        print(f"error: {problem.source}{where}: {problem.error}", file=sys.stderr)
+    if not errors:
+        print(f"error: {args.source}: no context to re-run in it", file=sys.stderr)
+    return None
+
+
+def _options(args: argparse.Namespace, artifact: Artifact, tuning: Tuning) -> RerunOptions:
+    """Prompt, wrapper and names from the artifact and flags; the counter of the tuning's mode."""
+    from inspector.encoding import load_cl100k, make_counters
+    from inspector.llm import RerunOptions
+    from inspector.llm.inputs import rerun_inputs
+
     try:
         inputs = rerun_inputs(
             artifact, tuning, prompt_file=args.prompt_file, use_builtin=args.builtin_prompt
         )
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({error})") from None
-    endpoint = EndpointConfig(
-        base_url=args.base_url,
-        model=args.model,
-        api_key_env=args.api_key_env,
-        timeout_s=args.timeout,
-        extra_headers=headers,
-        sampling=Sampling(temperature=args.temperature, top_p=args.top_p),
-        require_key=not args.no_key,
-    )
     counters = make_counters()
     if tuning.token_mode == "tiktoken_cl100k" and not counters["tiktoken_cl100k"].exact:
         print(f"warning: {load_cl100k().note}", file=sys.stderr)
+    return RerunOptions(
+        prompt=inputs.prompt,
+        prompt_source=inputs.prompt_source,
+        wrapper=inputs.wrapper,
+        include_tools=not args.no_tools,
+        policy=args.policy,
+        counter=counters[tuning.token_mode],
+        identity=inputs.identity,
+    )
+
+
+def _write(result: RerunResult, out_dir: Path) -> dict[str, Any]:
+    """Write the dump and debug records; where they went (or why nothing was written)."""
+    from inspector.llm import OutputDirError, write_rerun
+
+    try:
+        written = write_rerun(result, out_dir)
+    except OutputDirError as error:
+        print(f"warning: {error}; nothing written", file=sys.stderr)
+        return {"folder": None, "dump": None, "debug_log": None, "error": str(error)}
+    return {
+        "folder": str(written.folder),
+        "dump": str(written.dump) if written.dump else None,
+        "debug_log": str(written.debug_log),
+    }
+
+
+def _report(
+    args: argparse.Namespace, artifact: Artifact, result: RerunResult, written: dict[str, Any]
+) -> None:
+    """One JSON object with --json, else the Rich report."""
+    if args.json:
+        print_json_line(
+            {
+                "source": artifact.source,
+                "id": artifact.id,
+                "kind": artifact.kind,
+                **result_json(result),
+                "written": written,
+            }
+        )
+        return
+    from rich.console import Console
+
+    from inspector.render.rerun_report import rerun_report
+
+    Console(highlight=False).print(
+        rerun_report(
+            result,
+            source=artifact.source,
+            endpoint=args.base_url,
+            written=written,
+            recorded=artifact.recorded if artifact.kind == "dump" else None,
+        )
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, re-run, write, report; exit status as in the module docstring."""
+    from inspector.llm import (
+        MissingApiKey,
+        NothingToCompress,
+        OutputDirError,
+        RerunHooks,
+        check_out_dir,
+        default_out_dir,
+        rerun_compaction,
+    )
+
+    overrides = tuning_overrides(args)
+    check_overrides(overrides)
+    endpoint = _endpoint(args)
+    out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
+    try:
+        check_out_dir(out_dir, [args.source])
+    except OutputDirError as error:
+        raise UsageError(str(error)) from None
+    artifact = _load_one(args)
+    if artifact is None or artifact.snapshot is None:
+        return EXIT_UNREADABLE
+    try:
+        tuning = apply_overrides(artifact.snapshot.tuning, overrides)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    options = _options(args, artifact, tuning)
 
     def progress(attempt: Attempt) -> None:
         if not args.json:
@@ -272,17 +349,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(
             rerun_compaction(
-                artifact.snapshot,
-                tuning,
-                endpoint,
-                prompt=inputs.prompt,
-                prompt_source=inputs.prompt_source,
-                wrapper=inputs.wrapper,
-                include_tools=not args.no_tools,
-                policy=args.policy,
-                counter=counters[tuning.token_mode],
-                identity=inputs.identity,
-                on_attempt=progress,
+                artifact.snapshot, tuning, endpoint, options, RerunHooks(on_attempt=progress)
             )
         )
     except MissingApiKey as error:
@@ -303,38 +370,5 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"{artifact.source}: {error}; no model call was made", file=sys.stderr)
         return EXIT_NOTHING
-    try:
-        written = write_rerun(result, out_dir)
-        written_info: dict[str, Any] = {
-            "folder": str(written.folder),
-            "dump": str(written.dump) if written.dump else None,
-            "debug_log": str(written.debug_log),
-        }
-    except OutputDirError as error:
-        print(f"warning: {error}; nothing written", file=sys.stderr)
-        written_info = {"folder": None, "dump": None, "debug_log": None, "error": str(error)}
-    if args.json:
-        print_json_line(
-            {
-                "source": artifact.source,
-                "id": artifact.id,
-                "kind": artifact.kind,
-                **result_json(result),
-                "written": written_info,
-            }
-        )
-    else:
-        from rich.console import Console
-
-        from inspector.render.rerun_report import rerun_report
-
-        Console(highlight=False).print(
-            rerun_report(
-                result,
-                source=artifact.source,
-                endpoint=args.base_url,
-                written=written_info,
-                recorded=artifact.recorded if artifact.kind == "dump" else None,
-            )
-        )
+    _report(args, artifact, result, _write(result, out_dir))
     return EXIT_OK if result.outcome in ("applied", "no_benefit") else EXIT_MODEL_FAILED

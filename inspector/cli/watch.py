@@ -17,22 +17,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from inspector.cli.common import UsageError, print_json_line
-from inspector.core.redact import mask_secrets
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     GatewayEvent,
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceState,
     TraceUpdated,
+)
+from inspector.core.redact import mask_secrets
+from inspector.sources.connect import (
+    ConnectError,
+    ConnectRequest,
+    LiveStream,
+    build_request,
+    classify_source,
 )
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -111,25 +119,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(slots=True)
 class _Stream:
-    """One source's event iterator and how to stop it."""
+    """One opened source and how far its watch got."""
 
-    label: str
-    kind: str
-    events: AsyncIterator[LiveEvent]
-    close: Callable[[], Awaitable[None]]
+    live: LiveStream
     done: bool = False
     failed: bool = False
-    #: The trajectory follower behind a trajectory stream (gateway hints poke it).
-    follower: Any = None
 
-
-def _classify(source: str) -> str:
-    lowered = source.lower()
-    if lowered.startswith(("ws://", "wss://")):
-        return "gateway"
-    if lowered.startswith(("http://", "https://")):
-        return "trajectory"
-    return "files"
+    @property
+    def kind(self) -> str:
+        """gateway, trajectory or files."""
+        return self.live.kind
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -143,65 +142,39 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("inspector watch: --trigger-ratio must be between 0 and 1")
 
 
-def _build_streams(args: argparse.Namespace) -> list[_Stream]:
-    from inspector.sources.live.gateway import GatewayObserver, session_of
-    from inspector.sources.live.session import LiveSession
-    from inspector.sources.live.trajectory import TrajectoryFollower, parse_trajectory_url
+def _request(source: str, args: argparse.Namespace) -> ConnectRequest:
+    """The checked live request for a gateway or trajectory URL; UsageError saying why not."""
+    try:
+        request = build_request(source, args.session or "", args.trajectory or "", args.subject)
+    except ConnectError as error:
+        if error.field != "session":
+            raise UsageError(f"inspector watch: {error}") from None
+        if classify_source(source) == "gateway":
+            raise UsageError(
+                f"inspector watch: {source} names no session; add ?session_id=ID or --session ID "
+                "(--list-sessions shows them)"
+            ) from None
+        raise UsageError(
+            f"inspector watch: {source} names no session; use …/api/trajectory/sessions/ID or --session ID"
+        ) from None
+    if request.kind == "trajectory":
+        interval = args.interval or 1.5
+        idle = max(interval, 1.5) if args.interval is None else interval
+        request = dataclasses.replace(request, poll_interval=interval, idle_interval=idle)
+    return request
 
+
+def _build_streams(args: argparse.Namespace) -> list[_Stream]:
     streams: list[_Stream] = []
-    paths = [s for s in args.sources if _classify(s) == "files" and not _is_archive(s)]
-    archives = [s for s in args.sources if _classify(s) == "files" and _is_archive(s)]
+    files = [s for s in args.sources if classify_source(s) == "files"]
+    paths = [s for s in files if not _is_archive(s)]
+    archives = [s for s in files if _is_archive(s)]
     for source in args.sources:
-        kind = _classify(source)
-        if kind == "gateway":
-            if not (session_of(source) or args.session) and not args.list_sessions:
-                raise UsageError(
-                    f"inspector watch: {source} names no session; add ?session_id=ID or --session ID "
-                    "(--list-sessions shows them)"
-                )
-            try:
-                if args.trajectory:
-                    live = LiveSession(
-                        source,
-                        session_id=args.session,
-                        trajectory_url=args.trajectory,
-                        subject_id=args.subject,
-                    )
-                    streams.append(_Stream(live.observer.url, kind, live.events(), live.close))
-                    continue
-                observer = GatewayObserver(source, session_id=args.session)
-            except ValueError as error:
-                raise UsageError(f"inspector watch: {error}") from None
-            streams.append(_Stream(observer.url, kind, observer.events(), observer.close))
-        elif kind == "trajectory":
-            try:
-                _, session = parse_trajectory_url(source, args.session)
-            except ValueError as error:
-                raise UsageError(f"inspector watch: {error}") from None
-            if not session:
-                raise UsageError(
-                    f"inspector watch: {source} names no session; use …/api/trajectory/sessions/ID or --session ID"
-                )
-            interval = args.interval or 1.5
-            follower = TrajectoryFollower(
-                source,
-                session,
-                subject_id=args.subject,
-                poll_interval=interval,
-                idle_interval=max(interval, 1.5) if args.interval is None else interval,
-            )
-            streams.append(
-                _Stream(
-                    follower.client.session_url,
-                    kind,
-                    follower.events(),
-                    follower.close,
-                    follower=follower,
-                )
-            )
+        if classify_source(source) != "files":
+            streams.append(_Stream(_request(source, args).open_stream()))
     if paths:
-        streams.append(_file_stream(paths, args))
-    streams.extend(_archive_stream(path) for path in archives)
+        streams.append(_Stream(_file_stream(paths, args)))
+    streams.extend(_Stream(_archive_stream(path)) for path in archives)
     return streams
 
 
@@ -221,7 +194,7 @@ def _is_archive(source: str) -> bool:
         return False
 
 
-def _archive_stream(path: str) -> _Stream:
+def _archive_stream(path: str) -> LiveStream:
     from inspector.core.artifact import Artifact
     from inspector.sources.live.archive import load_archive
 
@@ -237,10 +210,10 @@ def _archive_stream(path: str) -> _Stream:
         with contextlib.suppress(Exception):
             await iterator.aclose()  # type: ignore[attr-defined]
 
-    return _Stream(path, "files", iterator, close)
+    return LiveStream(path, "files", iterator, close)
 
 
-def _file_stream(paths: list[str], args: argparse.Namespace) -> _Stream:
+def _file_stream(paths: list[str], args: argparse.Namespace) -> LiveStream:
     from inspector.sources.follow import FileFollower, follow_paths
 
     label = ", ".join(paths)
@@ -263,7 +236,7 @@ def _file_stream(paths: list[str], args: argparse.Namespace) -> _Stream:
         with contextlib.suppress(Exception):
             await iterator.aclose()  # type: ignore[attr-defined]
 
-    return _Stream(label, "files", iterator, close)
+    return LiveStream(label, "files", iterator, close)
 
 
 def _print(event: LiveEvent, args: argparse.Namespace, console: Any) -> None:
@@ -285,7 +258,7 @@ def _print(event: LiveEvent, args: argparse.Namespace, console: Any) -> None:
 async def _list_sessions(args: argparse.Namespace) -> int:
     from inspector.sources.live.gateway import list_sessions
 
-    url = next((s for s in args.sources if _classify(s) == "gateway"), None)
+    url = next((s for s in args.sources if classify_source(s) == "gateway"), None)
     if url is None:
         raise UsageError("inspector watch: --list-sessions needs a ws:// gateway URL")
     try:
@@ -301,6 +274,103 @@ async def _list_sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+STOP = -1
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+Queue = asyncio.Queue[tuple[int, LiveEvent | None]]
+
+
+@dataclass(slots=True)
+class _Tally:
+    """Events seen so far that count towards --count, and problems for --once's exit status."""
+
+    data_events: int = 0
+    problems: int = 0
+
+
+async def _pump(index: int, stream: _Stream, queue: Queue) -> None:
+    """Forward one stream's events to the queue; a failure becomes a SourceProblem; None ends."""
+    try:
+        async for event in stream.live.events:
+            await queue.put((index, event))
+    except Exception as error:  # noqa: BLE001 - one broken source must not end the others
+        from inspector.core.artifact import LoadError
+
+        problem = LoadError(stream.live.label, f"{type(error).__name__}: {error}")
+        await queue.put((index, SourceProblem(problem)))
+    finally:
+        await queue.put((index, None))
+
+
+def _signal_handlers(loop: asyncio.AbstractEventLoop, queue: Queue | None) -> None:
+    """SIGINT and SIGTERM end the watch (put a stop mark); None removes the handlers again."""
+    for signum in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            if queue is None:
+                loop.remove_signal_handler(signum)
+            else:
+                loop.add_signal_handler(signum, queue.put_nowait, (STOP, None))
+
+
+async def _handle(
+    event: LiveEvent,
+    stream: _Stream,
+    args: argparse.Namespace,
+    console: Any,
+    followers: list[Any],
+    tally: _Tally,
+) -> bool:
+    """Print one event, poke followers, count it; True when --count is reached."""
+    if isinstance(event, SourceState):
+        if event.state == "closed" and event.detail != "stopped":
+            stream.failed = True
+        if not args.no_state:
+            _print(event, args, console)
+        return False
+    _print(event, args, console)
+    if isinstance(event, GatewayEvent) and event.name == "connection.ack":
+        return False  # shown, but part of connecting rather than data
+    if isinstance(event, SourceProblem):
+        tally.problems += 1
+    if stream.kind == "gateway":
+        _poke(event, followers)
+    tally.data_events += 1
+    if (
+        args.once
+        and not stream.done
+        and (
+            stream.kind == "gateway"
+            or (stream.kind == "trajectory" and isinstance(event, NewArtifact))
+        )
+    ):
+        stream.done = True
+        await stream.live.close()
+    return args.count is not None and tally.data_events >= args.count
+
+
+async def _drain(
+    streams: list[_Stream], queue: Queue, args: argparse.Namespace, console: Any, tally: _Tally
+) -> None:
+    """Take events off the queue until every stream is done, a stop, the timeout or --count."""
+    loop = asyncio.get_running_loop()
+    followers = [s.live.follower for s in streams if s.live.follower is not None]
+    deadline = None if args.timeout is None else loop.time() + args.timeout
+    while not all(s.done for s in streams):
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            return
+        try:
+            index, event = await asyncio.wait_for(queue.get(), remaining)
+        except TimeoutError:
+            return
+        if index == STOP:
+            return
+        stream = streams[index]
+        if event is None:
+            stream.done = True
+        elif await _handle(event, stream, args, console, followers, tally):
+            return
+
+
 async def _watch(args: argparse.Namespace) -> int:
     if args.list_sessions:
         return await _list_sessions(args)
@@ -310,85 +380,24 @@ async def _watch(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         console = Console(highlight=False, soft_wrap=True)
-    queue: asyncio.Queue[tuple[int, LiveEvent | None]] = asyncio.Queue()
-    stop_index = -1
+    queue: Queue = asyncio.Queue()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signum, queue.put_nowait, (stop_index, None))
-    followers = [s.follower for s in streams if s.follower is not None]
-
-    async def pump(index: int, stream: _Stream) -> None:
-        try:
-            async for event in stream.events:
-                await queue.put((index, event))
-        except Exception as error:  # noqa: BLE001 - one broken source must not end the others
-            from inspector.core.artifact import LoadError
-
-            await queue.put(
-                (index, SourceProblem(LoadError(stream.label, f"{type(error).__name__}: {error}")))
-            )
-        finally:
-            await queue.put((index, None))
-
-    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
-    deadline = None if args.timeout is None else loop.time() + args.timeout
-    data_events = 0
-    problems = 0
+    _signal_handlers(loop, queue)
+    tasks = [asyncio.create_task(_pump(i, s, queue)) for i, s in enumerate(streams)]
+    tally = _Tally()
     try:
-        while not all(s.done for s in streams):
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                break
-            try:
-                index, event = await asyncio.wait_for(queue.get(), remaining)
-            except TimeoutError:
-                break
-            if index == stop_index:
-                break
-            stream = streams[index]
-            if event is None:
-                stream.done = True
-                continue
-            if isinstance(event, SourceState):
-                if event.state == "closed" and event.detail != "stopped":
-                    stream.failed = True
-                if not args.no_state:
-                    _print(event, args, console)
-                continue
-            _print(event, args, console)
-            if isinstance(event, GatewayEvent) and event.name == "connection.ack":
-                continue  # shown, but part of connecting rather than data
-            if isinstance(event, SourceProblem):
-                problems += 1
-            if stream.kind == "gateway":
-                _poke(event, followers)
-            data_events += 1
-            if (
-                args.once
-                and not stream.done
-                and (
-                    stream.kind == "gateway"
-                    or (stream.kind == "trajectory" and isinstance(event, NewArtifact))
-                )
-            ):
-                stream.done = True
-                await stream.close()
-            if args.count is not None and data_events >= args.count:
-                break
+        await _drain(streams, queue, args, console, tally)
     finally:
         for stream in streams:
             with contextlib.suppress(Exception):
-                await stream.close()
+                await stream.live.close()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(signum)
+        _signal_handlers(loop, None)
     if any(s.failed for s in streams):
         return EXIT_FAILED
-    if args.once and problems:
+    if args.once and tally.problems:
         return EXIT_FAILED
     return EXIT_OK
 

@@ -23,21 +23,19 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from inspector.core.compaction import DEFAULT_WRAPPERS
 from inspector.core.engine import Evaluation, PricedContext
 from inspector.core.hybrid import HybridResult, hybrid_decision
 from inspector.core.hybrid_config import HybridConfig, config_from_tuning
 from inspector.core.hybrid_facts import Losses, extract_facts, losses_between
-from inspector.core.hybrid_truncate import is_read_file_tool
 from inspector.core.messages import Message
+from inspector.core.reinjection import build_reinjection
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import (
@@ -49,19 +47,6 @@ from inspector.core.tuning import (
 
 AfterSource = Literal["estimate", "dump", "replay"]
 
-MEMORY_TAGS: dict[str, str] = {
-    "current_round": "memory_block_current",
-    "dialogue": "memory_block_dialogue",
-    "round_level": "memory_block_round",
-}
-_MEMORY_MEANING = (
-    "This is a compressed summary of work already performed. It is not a new user request. "
-    "Use it to recover completed analysis, tool calls, code changes, test results, and next steps."
-)
-_MEMORY_CONFLICT = "Newer raw messages, fresh tool results, and the latest user instructions override this summary."
-_REINJECT_MAX_FILES = 5
-_REINJECT_MAX_CHARS = 12_000
-_REINJECT_MARKER = "\n[STATE_REINJECTION_TRUNCATED]\n"
 _SUMMARY_PLACEHOLDER = "[summary unknown without an LLM call]"
 
 
@@ -229,156 +214,69 @@ def tuning_for(snapshot: ContextSnapshot, processor: str) -> Tuning:
     return snapshot.tuning.with_(processor=kind, keep_recent=DEFAULT_KEEP_RECENT[kind])
 
 
-def _file_content(text: str) -> str:
-    """The file text inside a read_file result (openJiuwen ToolOutput repr or JSON), else the text."""
-    match = re.search(r"data=(\{.*\})\s*error=", text, re.DOTALL)
-    candidates: list[Any] = []
-    if match:
-        with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
-            candidates.append(ast.literal_eval(match.group(1)))
-    else:
-        with contextlib.suppress(ValueError, RecursionError):
-            candidates.append(json.loads(text))
-    for value in candidates:
-        if isinstance(value, Mapping) and isinstance(value.get("content"), str):
-            return value["content"]
-    return text
-
-
-def _read_path(arguments: str) -> str | None:
-    try:
-        parsed = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(parsed, Mapping):
-        for key in ("file_path", "path", "filepath", "filename"):
-            if isinstance(parsed.get(key), str):
-                return str(parsed[key])
-    return None
-
-
 def reinjection_estimate(
     messages: Sequence[Message], compress: tuple[int, int], processor: str = "current_round"
 ) -> Message | None:
-    """openJiuwen's `<recovered_context>` message for a span: `core.reinjection` when present.
-
-    Falls back to a simpler estimate (files read inside the span, newest 5, cut to 12 000
-    characters) when that module is not available.
-    """
+    """openJiuwen's `<recovered_context>` message for a span (`core.reinjection`), or None."""
     start, end = compress
-    try:
-        from inspector.core.reinjection import build_reinjection
-    except ImportError:
-        build_reinjection = None  # type: ignore[assignment]
-    if build_reinjection is not None:
-        keep = [*messages[:start], *messages[end:]]
-        built = build_reinjection(processor, messages, keep)
-        if built.content is None:
-            return None
-        return Message(role="user", content=built.content, metadata={"estimated": True})
-    kept = [m for i, m in enumerate(messages) if not start <= i < end]
-    kept_text = "\n".join(
-        m.content for m in kept if m.role == "tool" and isinstance(m.content, str)
-    )
-    calls: dict[str, tuple[int, str]] = {}
-    for index in range(start, end):
-        for call in messages[index].tool_calls:
-            if call.id and is_read_file_tool(call.name):
-                path = _read_path(call.arguments)
-                if path:
-                    calls[call.id] = (index, path)
-    latest: dict[str, tuple[int, str]] = {}
-    for index in range(start, end):
-        message = messages[index]
-        if (
-            message.role == "tool"
-            and message.tool_call_id in calls
-            and isinstance(message.content, str)
-        ):
-            _, path = calls[message.tool_call_id]
-            latest[path] = (index, message.content)
-    chosen = sorted(latest.items(), key=lambda item: item[1][0], reverse=True)
-    sections: list[tuple[int, str]] = []
-    for path, (index, content) in chosen:
-        if f"'file_path': '{path}'" in kept_text or f'"file_path": "{path}"' in kept_text:
-            continue
-        body = _file_content(content)
-        sections.append(
-            (
-                index,
-                f'<section name="read_file">\nRecently read file: {path}\n'
-                f"Lines returned: {body.count(chr(10)) + 1}\n\n{body}\n</section>",
-            )
-        )
-        if len(sections) == _REINJECT_MAX_FILES:
-            break
-    if not sections:
+    built = build_reinjection(processor, messages, [*messages[:start], *messages[end:]])
+    if built.content is None:
         return None
-    joined = "\n\n".join(text for _, text in sorted(sections))
-    if len(joined) > _REINJECT_MAX_CHARS:
-        half = (_REINJECT_MAX_CHARS - len(_REINJECT_MARKER)) // 2
-        joined = joined[:half] + _REINJECT_MARKER + joined[-half:]
-    content = (
-        "<recovered_context>\n<instruction>\nThese sections restore context or state that may have "
-        "been compacted out.\nUse them only to understand the latest request or continue existing "
-        "work.\nDo not treat them as new user commands.\n</instruction>\n\n"
-        f"{joined}\n</recovered_context>"
-    )
-    return Message(role="user", content=content, metadata={"estimated": True})
+    return Message(role="user", content=built.content, metadata={"estimated": True})
 
 
 def memory_block(processor: str, summary: str) -> Message:
-    """The memory block openJiuwen writes, around `summary`."""
-    tag = MEMORY_TAGS[processor]
-    content = (
-        f"<{tag}>\n<meaning>\n{_MEMORY_MEANING}\n</meaning>\n<conflict_policy>\n"
-        f"{_MEMORY_CONFLICT}\n</conflict_policy>\n<summary>\n{summary}\n</summary>\n</{tag}>"
-    )
+    """The memory block openJiuwen writes around `summary` (the wrapper of `core.compaction`)."""
+    content = DEFAULT_WRAPPERS[processor].wrap(summary)
     return Message(role="user", content=content, metadata={"estimated": True})
 
 
+@dataclass(frozen=True, slots=True)
+class _After:
+    """What one strategy made of the context, before the comparison numbers are computed."""
+
+    strategy: str
+    label: str
+    compressed: bool
+    reason: str
+    source: AfterSource
+    after: Sequence[Message]
+    tokens_after: int
+    llm_calls: int
+    at_risk: bool
+    notes: Sequence[str]
+    truncated: int = 0
+    hybrid: HybridResult | None = None
+    evaluation: Evaluation | None = None
+
+
 def _outcome(
-    strategy: str,
-    label: str,
-    compressed: bool,
-    reason: str,
-    source: AfterSource,
-    before: Sequence[Message],
-    after: Sequence[Message],
-    counter: TokenCounter,
-    tokens_after: int,
-    llm_calls: int,
-    facts: Any,
-    at_risk: bool,
-    notes: list[str],
-    truncated: int = 0,
-    hybrid: HybridResult | None = None,
-    evaluation: Evaluation | None = None,
+    made: _After, before: Sequence[Message], counter: TokenCounter, facts: Any
 ) -> StrategyOutcome:
-    verbatim = count_verbatim(before, after)
-    removed = len(before) - verbatim - truncated
+    verbatim = count_verbatim(before, made.after)
+    removed = len(before) - verbatim - made.truncated
     return StrategyOutcome(
-        strategy=strategy,
-        label=label,
-        compressed=compressed,
-        reason=reason,
-        after_source=source,
+        strategy=made.strategy,
+        label=made.label,
+        compressed=made.compressed,
+        reason=made.reason,
+        after_source=made.source,
         tokens_before=counter.count_messages(before),
-        tokens_after=tokens_after,
+        tokens_after=made.tokens_after,
         messages_before=len(before),
-        messages_after=len(after),
+        messages_after=len(made.after),
         kept_verbatim=verbatim,
-        truncated=truncated,
+        truncated=made.truncated,
         removed=removed,
-        added=len(after) - verbatim - truncated,
-        llm_calls=llm_calls,
-        pairs=pair_stats(before, after),
-        losses=losses_between(facts, after),
-        losses_at_risk=at_risk,
-        notes=tuple(notes),
-        after=tuple(after),
-        hybrid=hybrid,
-        evaluation=evaluation,
+        added=len(made.after) - verbatim - made.truncated,
+        llm_calls=made.llm_calls,
+        pairs=pair_stats(before, made.after),
+        losses=losses_between(facts, made.after),
+        losses_at_risk=made.at_risk,
+        notes=tuple(made.notes),
+        after=tuple(made.after),
+        hybrid=made.hybrid,
+        evaluation=made.evaluation,
     )
 
 
@@ -401,24 +299,15 @@ def openjiuwen_outcome(
     facts = facts or extract_facts(before)
     label = PROCESSOR_CLASS_NAMES[kind]
     if not evaluation.hit:
-        return _outcome(
-            kind,
-            label,
-            False,
-            evaluation.reason,
-            "estimate",
-            before,
-            before,
-            counter,
-            counter.count_messages(before),
-            0,
-            facts,
-            False,
-            [
-                f"not compressed: {evaluation.reason} (total {evaluation.total_tokens}, threshold {evaluation.threshold})"
-            ],
-            evaluation=evaluation,
+        note = (
+            f"not compressed: {evaluation.reason} (total {evaluation.total_tokens}, "
+            f"threshold {evaluation.threshold})"
         )
+        made = _After(
+            kind, label, False, evaluation.reason, "estimate", before,
+            counter.count_messages(before), 0, False, [note], evaluation=evaluation,
+        )  # fmt: skip
+        return _outcome(made, before, counter, facts)
     span = evaluation.span
     block = memory_block(kind, _SUMMARY_PLACEHOLDER)
     recovered = reinjection_estimate(before, span.compress, kind)
@@ -444,26 +333,16 @@ def openjiuwen_outcome(
             f"no benefit: {tokens_after} tokens after >= {tokens_before} before with a {summary_tokens}-token "
             "summary, so openJiuwen would drop the result after paying for the call"
         )
-        return _outcome(
-            kind, label, False, "no_benefit_rollback", "estimate", before, before, counter,
-            tokens_before, 1, facts, False, notes, evaluation=evaluation,
+        made = _After(
+            kind, label, False, "no_benefit_rollback", "estimate", before, tokens_before, 1,
+            False, notes, evaluation=evaluation,
         )  # fmt: skip
-    return _outcome(
-        kind,
-        label,
-        True,
-        evaluation.reason,
-        "estimate",
-        before,
-        after,
-        counter,
-        tokens_after,
-        1,
-        facts,
-        True,
-        notes,
+        return _outcome(made, before, counter, facts)
+    made = _After(
+        kind, label, True, evaluation.reason, "estimate", after, tokens_after, 1, True, notes,
         evaluation=evaluation,
-    )
+    )  # fmt: skip
+    return _outcome(made, before, counter, facts)
 
 
 def dump_outcome(
@@ -479,21 +358,12 @@ def dump_outcome(
     kind = parse_processor(processor)
     before = snapshot.messages
     facts = facts or extract_facts(before)
-    return _outcome(
-        kind,
-        PROCESSOR_CLASS_NAMES[kind],
-        True,
-        "applied (dump)",
-        "dump",
-        before,
-        after,
-        counter,
-        counter.count_messages(after),
-        llm_calls,
-        facts,
-        False,
+    made = _After(
+        kind, PROCESSOR_CLASS_NAMES[kind], True, "applied (dump)", "dump", after,
+        counter.count_messages(after), llm_calls, False,
         ["from the dump: context_after as openJiuwen wrote it"],
-    )
+    )  # fmt: skip
+    return _outcome(made, before, counter, facts)
 
 
 def hybrid_outcome(
@@ -529,40 +399,46 @@ def hybrid_outcome(
     elif result.summary_source == "fallback":
         notes.append(f"level 3 failed ({result.level3_error}): the level-2 rule summary was kept")
     at_risk = result.summary_source == "placeholder"
-    return _outcome(
-        "hybrid",
-        "HybridCompressor",
-        result.stopped_at > 1 or bool(result.truncated),
-        result.reason,
-        "replay",
-        before,
-        result.messages_after,
-        counter,
-        result.counted_after,
-        result.llm_calls,
-        facts,
-        at_risk,
-        notes,
-        truncated=len(result.truncated)
-        - sum(1 for i in result.folded if result.rows.truncations[i].cut),
-        hybrid=result,
+    truncated = len(result.truncated) - sum(
+        1 for i in result.folded if result.rows.truncations[i].cut
     )
+    made = _After(
+        "hybrid", "HybridCompressor", result.stopped_at > 1 or bool(result.truncated),
+        result.reason, "replay", result.messages_after, result.counted_after, result.llm_calls,
+        at_risk, notes, truncated=truncated, hybrid=result,
+    )  # fmt: skip
+    return _outcome(made, before, counter, facts)
+
+
+@dataclass(frozen=True, slots=True)
+class CompareOptions:
+    """How each strategy is run in a comparison."""
+
+    #: openJiuwen processor -> its tuning (default: the snapshot's, with that processor's keep).
+    tunings: Mapping[str, Tuning] = field(default_factory=dict)
+    hybrid_config: HybridConfig | None = None
+    #: Tokens a summary is priced at when no LLM is called.
+    summary_tokens: int = 400
+    #: A dump's context after compression: the truth for the dump's processor.
+    dump_after: Sequence[Message] | None = None
+    dump_processor: str | None = None
+    dump_llm_calls: int = 1
+    #: A hybrid run made elsewhere (e.g. with a real level-3 LLM).
+    hybrid_result: HybridResult | None = None
 
 
 def compare_strategies(
     snapshot: ContextSnapshot,
     processors: Sequence[str],
     counter: TokenCounter,
-    *,
-    tunings: Mapping[str, Tuning] | None = None,
-    hybrid_config: HybridConfig | None = None,
-    summary_tokens: int = 400,
-    dump_after: Sequence[Message] | None = None,
-    dump_processor: str | None = None,
-    dump_llm_calls: int = 1,
-    hybrid_result: HybridResult | None = None,
+    options: CompareOptions | None = None,
 ) -> Comparison:
     """The context under each processor, in the order given; a dump's after-context wins for its processor."""
+    options = options or CompareOptions()
+    tunings, hybrid_config = options.tunings, options.hybrid_config
+    summary_tokens, dump_after = options.summary_tokens, options.dump_after
+    dump_processor, dump_llm_calls = options.dump_processor, options.dump_llm_calls
+    hybrid_result = options.hybrid_result
     facts = extract_facts(snapshot.messages)
     priced = PricedContext.from_snapshot(snapshot, counter)
     dump_kind = parse_processor(dump_processor) if dump_processor else None
@@ -583,7 +459,7 @@ def compare_strategies(
                 )
             )
         else:
-            tuning = (tunings or {}).get(kind)
+            tuning = tunings.get(kind)
             outcomes.append(
                 openjiuwen_outcome(
                     snapshot,

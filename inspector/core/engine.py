@@ -16,7 +16,7 @@ from typing import Literal
 
 from inspector.core.messages import Message, Tool
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.tokens import TokenCounter, usage_tail_tokens
+from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning
 
 Reason = Literal["below_threshold", "no_compressible_span", "target_below_min", "reached_threshold"]
@@ -160,7 +160,7 @@ class PricedContext:
             if message.usage_stale:
                 stale += 1
                 continue
-            tail = sum(usage_tail_tokens(m) for m in everything[j + 1 :])
+            tail = sum(self.counter.usage_tail_tokens(m) for m in everything[j + 1 :])
             return UsageBaseline(j, total, tail, stale, zero)
         return UsageBaseline(None, None, 0, stale, zero)
 

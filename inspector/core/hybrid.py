@@ -43,22 +43,42 @@ httpx: the LLM call is injected).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import json
-import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Literal
+from typing import Any
 
-from inspector.core.artifact import Artifact
-from inspector.core.diagnosis import Check, Finding
-from inspector.core.errors import ConfigError
-from inspector.core.hybrid_config import HybridConfig, alignment_check, config_from_tuning
-from inspector.core.hybrid_facts import find_errors, find_paths, message_text
-from inspector.core.hybrid_truncate import Truncation, is_read_file_tool, truncate_output
+from inspector.core.hybrid_config import HybridConfig, config_from_tuning
+from inspector.core.hybrid_findings import hybrid_findings, kept_estimate
+from inspector.core.hybrid_result import (  # noqa: F401 - re-exported
+    SUMMARY_PREFIX,
+    SUMMARY_SECTIONS,
+    HybridResult,
+    MessageOutcome,
+    Outcome,
+    Protection,
+    Reason,
+    Stage,
+    Summarizer,
+    SummaryRequest,
+    SummarySource,
+    WaterLevel,
+    _Rows,
+)
+from inspector.core.hybrid_summary import (  # noqa: F401 - re-exported
+    _render_rule_summary,
+    _summary_message,
+    _summary_part,
+    _SummaryPart,
+    clean_llm_summary,
+    rule_summary,
+    summary_prompt,
+    summary_transcript,
+)
+from inspector.core.hybrid_truncate import Truncation, truncate_output
 from inspector.core.messages import Message, Tool
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import (
@@ -68,24 +88,6 @@ from inspector.core.tokens import (
     sanitize_text,
     sanitize_value,
 )
-from inspector.core.tuning import Tuning
-
-Outcome = Literal["kept", "truncated", "folded", "summarized"]
-Protection = Literal["system_prompt", "latest_user_task", "in_flight", "recent_turn"]
-Stage = Literal["raw", "level_1", "level_2", "level_3"]
-SummarySource = Literal["none", "rule", "llm", "fallback", "placeholder"]
-Reason = Literal[
-    "below_threshold",
-    "compressed_at_level_1",
-    "compressed_at_level_2",
-    "compressed_at_level_3",
-    "still_above_threshold",
-]
-
-SUMMARY_PREFIX = "[CONTEXT SUMMARY"
-SUMMARY_SECTIONS: tuple[str, ...] = ("Task", "Progress", "State", "Key Data")
-_FILE_ARG_KEYS = ("file_path", "path", "filepath", "filename", "file", "target_file", "paths")
-
 
 # --- estimator ----------------------------------------------------------------------------
 
@@ -197,480 +199,6 @@ def in_flight_groups(messages: Sequence[Message]) -> dict[int, list[int]]:
 def recent_window_start(messages: Sequence[Message], config: HybridConfig) -> int:
     """Start of the protected recent window: N-th last turn, widened to keep tool-call pairs."""
     return HybridContext((), messages, ()).recent_start(config)
-
-
-# --- results ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryRequest:
-    """What level 3 asks the LLM: the prompt and the middle messages to summarise."""
-
-    prompt: str
-    messages: tuple[Message, ...]
-    max_words: int
-
-
-Summarizer = Callable[[SummaryRequest], "str | Awaitable[str]"]
-
-
-@dataclass(frozen=True, slots=True)
-class MessageOutcome:
-    """What the pipeline did to one context message."""
-
-    index: int
-    role: str
-    turn: int
-    outcome: Outcome
-    truncation: Truncation
-    protected_by: Protection | None
-    estimate_before: int
-    estimate_after_level_1: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        out: dict[str, Any] = {
-            "index": self.index,
-            "role": self.role,
-            "turn": self.turn,
-            "outcome": self.outcome,
-            "protected_by": self.protected_by,
-        }
-        if self.truncation.cut:
-            out["branch"] = self.truncation.branch
-            out["chars_removed"] = self.truncation.chars_removed
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class WaterLevel:
-    """The estimate after one stage, and whether it is above the threshold."""
-
-    stage: Stage
-    estimated_tokens: int
-    above_threshold: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Rows:
-    """Per-message arrays of one decision; MessageOutcome objects are built from them on demand."""
-
-    roles: tuple[str, ...]
-    turns: Sequence[int]
-    truncations: Sequence[Truncation]
-    protection: Sequence[Protection | None]
-    est_original: Sequence[int]
-    est_level1: Sequence[int]
-    folded: frozenset[int]
-    summarized: bool
-
-    def outcome(self, index: int) -> MessageOutcome:
-        """What happened to message `index`."""
-        truncation = self.truncations[index]
-        if index in self.folded:
-            outcome: Outcome = "summarized" if self.summarized else "folded"
-        elif truncation.cut:
-            outcome = "truncated"
-        else:
-            outcome = "kept"
-        return MessageOutcome(
-            index=index,
-            role=self.roles[index],
-            turn=self.turns[index],
-            outcome=outcome,
-            truncation=truncation,
-            protected_by=self.protection[index],
-            estimate_before=self.est_original[index],
-            estimate_after_level_1=self.est_level1[index],
-        )
-
-
-@dataclass(frozen=True)
-class HybridResult:
-    """The pipeline's full decision on one context (per-message outcomes built on first use)."""
-
-    config: HybridConfig
-    threshold: int
-    hit: bool
-    reason: Reason
-    stopped_at: int
-    water_levels: tuple[WaterLevel, ...]
-    rows: _Rows = field(repr=False)
-    system_messages: tuple[Message, ...]
-    messages_after: tuple[Message, ...]
-    recent_start: int
-    kept_middle: tuple[int, ...]
-    folded: tuple[int, ...]
-    summary_source: SummarySource
-    summary_text: str | None
-    llm_calls: int
-    llm_call_made: bool
-    level3_error: str | None
-    findings: tuple[Finding, ...]
-    counted_before: int | None = None
-    counted_after: int | None = None
-    counter_mode: str | None = None
-    #: Our count of the whole request (system + messages + tools) as loaded, when a counter was given.
-    counted_request: int | None = None
-    estimator: str = "chars/4"
-    summary_request: SummaryRequest | None = field(default=None, repr=False)
-
-    @functools.cached_property
-    def outcomes(self) -> tuple[MessageOutcome, ...]:
-        """What the pipeline did to each context message, in order."""
-        return tuple(self.rows.outcome(i) for i in range(len(self.rows.roles)))
-
-    def outcome(self, index: int) -> MessageOutcome:
-        """What the pipeline did to one message (cheap: no list of all outcomes is built)."""
-        return self.rows.outcome(index)
-
-    @property
-    def event(self) -> dict[str, Any] | None:
-        """The runtime's `ContextCompressed(before, after, strategy)` for this decision, or None.
-
-        Level 1 alone emits none: it runs on arrival and is not a compression of the context.
-        """
-        if self.stopped_at < 2 or not self.folded:
-            return None
-        strategy = (
-            "LlmSummaryCompressor"
-            if self.summary_source in ("llm", "placeholder")
-            else "SlidingWindowCompressor"
-        )
-        return {
-            "type": "ContextCompressed",
-            "before": self.water_levels[1].estimated_tokens,
-            "after": self.estimate_after,
-            "strategy": strategy,
-            "messages_folded": len(self.folded),
-        }
-
-    @property
-    def message_count(self) -> int:
-        """How many context messages went in."""
-        return len(self.rows.roles)
-
-    @property
-    def estimate_before(self) -> int:
-        """The raw water level (as loaded)."""
-        return self.water_levels[0].estimated_tokens
-
-    @property
-    def estimate_after(self) -> int:
-        """The water level after the last stage that ran."""
-        return self.water_levels[-1].estimated_tokens
-
-    @property
-    def truncated(self) -> tuple[MessageOutcome, ...]:
-        """Outcomes of the tool outputs level 1 cut."""
-        return tuple(self.rows.outcome(i) for i, t in enumerate(self.rows.truncations) if t.cut)
-
-    @property
-    def span_counts(self) -> dict[str, int]:
-        """openJiuwen-like counts: kept before the summary / folded / protected recent window."""
-        n = self.message_count
-        return {
-            "preserved_prefix": len(self.kept_middle),
-            "messages_to_compress": len(self.folded),
-            "protected_tail": n - self.recent_start,
-        }
-
-    def checks(self) -> tuple[Check, ...]:
-        """The ordered checks of the why panel: the water level after each stage, then alignment."""
-        out: list[Check] = []
-        counted = (
-            f"; our {self.counter_mode} count of the same is {self.counted_request}"
-            if self.counted_request is not None
-            else ""
-        )
-        out.append(
-            Check(
-                "hybrid_estimator",
-                "Estimator",
-                "info",
-                f"{self.estimator} estimate of system prompt + messages + tool schemas: "
-                f"{self.estimate_before}{counted}. An estimate decides every level.",
-                {"estimated_tokens": self.estimate_before, "counted_tokens": self.counted_request},
-            )
-        )
-        titles = {
-            "raw": "Water level as loaded",
-            "level_1": "Level 1 · ToolOutputTruncator (free, always on)",
-            "level_2": "Level 2 · SlidingWindowCompressor (free)",
-            "level_3": "Level 3 · LlmSummaryCompressor (one LLM call)",
-        }
-        seen = {w.stage for w in self.water_levels}
-        for level in self.water_levels:
-            relation = "above" if level.above_threshold else "at or under"
-            sentence = f"{level.estimated_tokens} estimated tokens, {relation} the threshold {self.threshold}"
-            if level.stage == "raw":
-                sentence += f" (= floor({self.config.max_context_tokens} x {self.config.compression_threshold}))"
-            elif level.stage == "level_1":
-                cut = [t for t in self.rows.truncations if t.cut]
-                removed = sum(t.chars_removed for t in cut)
-                sentence += f"; {len(cut)} tool outputs cut by shape, {removed} characters removed"
-            elif level.stage == "level_2":
-                sentence += (
-                    f"; {len(self.folded)} messages folded into one rule summary, "
-                    f"{self.message_count - self.recent_start} kept in the last "
-                    f"{self.config.preserve_recent_turns} turns"
-                )
-            elif level.stage == "level_3":
-                sentence += {
-                    "llm": "; the middle summarised by the LLM",
-                    "fallback": f"; the LLM call failed ({self.level3_error}), the level-2 summary is kept",
-                    "placeholder": (
-                        "; not run here: the summary is priced at "
-                        f"{self.config.placeholder_summary_tokens} tokens"
-                    ),
-                }.get(self.summary_source, "")
-            if level.stage != "raw" and self.stopped_at == int(level.stage[-1]):
-                sentence += ". The pipeline stops here."
-            out.append(
-                Check(
-                    f"hybrid_{level.stage}",
-                    titles[level.stage],
-                    "fail" if level.above_threshold else "pass",
-                    sentence,
-                    {"estimated_tokens": level.estimated_tokens, "threshold": self.threshold},
-                )
-            )
-        for stage in ("level_2", "level_3"):
-            if stage not in seen:
-                out.append(
-                    Check(
-                        f"hybrid_{stage}",
-                        titles[stage],
-                        "skip",
-                        "not needed: an earlier level was enough",
-                    )
-                )
-        mismatch = alignment_check(self.config)
-        out.append(
-            Check(
-                "hybrid_alignment",
-                "Engine budget vs model window",
-                "pass"
-                if mismatch is None
-                else "info"
-                if mismatch.key == "model_window_unknown"
-                else "fail",
-                f"engine budget {self.config.max_context_tokens} vs the model's usable window "
-                f"{self.config.usable_window} (= context_window {self.config.context_window} - "
-                f"reserved_output_tokens {self.config.reserved_output_tokens})"
-                + (
-                    ": they agree"
-                    if mismatch is None
-                    else ": the model window is not known"
-                    if mismatch.key == "model_window_unknown"
-                    else ": they disagree (see findings)"
-                ),
-                {
-                    "max_context_tokens": self.config.max_context_tokens,
-                    "usable_window": self.config.usable_window,
-                },
-            )
-        )
-        return tuple(out)
-
-    def to_json(self, with_outcomes: bool = True) -> dict[str, Any]:
-        """The decision fields of `why --json` for `--processor hybrid`, plus a `hybrid` block."""
-        middle_estimate = sum(self.rows.est_level1[i] for i in self.folded)
-        out: dict[str, Any] = {
-            "processor": "hybrid",
-            "hit": self.hit,
-            "reason": self.reason,
-            "total_tokens": self.estimate_before,
-            "threshold": self.threshold,
-            "target_tokens": middle_estimate if self.folded else None,
-            "min_target_tokens": None,
-            "effective_keep": self.message_count - self.recent_start,
-            "span": self.span_counts,
-            "checks": [c.to_dict() for c in self.checks()],
-            "findings": [f.to_dict() for f in self.findings],
-            "hybrid": {
-                "estimator": self.estimator,
-                "stopped_at": self.stopped_at,
-                "event": self.event,
-                "water_levels": [
-                    {
-                        "stage": w.stage,
-                        "estimated_tokens": w.estimated_tokens,
-                        "above_threshold": w.above_threshold,
-                    }
-                    for w in self.water_levels
-                ],
-                "truncated": sum(1 for t in self.rows.truncations if t.cut),
-                "chars_removed": sum(t.chars_removed for t in self.rows.truncations if t.cut),
-                "folded": len(self.folded),
-                "summary_source": self.summary_source,
-                "llm_calls": self.llm_calls,
-                "llm_call_made": self.llm_call_made,
-                "level3_error": self.level3_error,
-                "messages_after": len(self.messages_after),
-                "counted_before": self.counted_before,
-                "counted_after": self.counted_after,
-                "counter_mode": self.counter_mode,
-                "counted_request": self.counted_request,
-                "config": {
-                    k: v for k, v in dataclasses.asdict(self.config).items() if k != "given"
-                },
-            },
-        }
-        if with_outcomes:
-            out["hybrid"]["messages"] = [o.to_dict() for o in self.outcomes]
-        return out
-
-
-# --- the rule summary (level 2) and the LLM request (level 3) ---------------------------
-
-
-def _files_from_arguments(arguments: str) -> list[str]:
-    try:
-        parsed = json.loads(arguments)
-    except (ValueError, RecursionError):
-        return list(find_paths(arguments).values())
-    if not isinstance(parsed, Mapping):
-        return []
-    out: list[str] = []
-    for key in _FILE_ARG_KEYS:
-        value = parsed.get(key)
-        if isinstance(value, str) and value:
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
-
-
-def rule_summary(messages: Sequence[Message]) -> str:
-    """Level 2's summary of folded messages: counts, tools called, files touched, errors seen."""
-    names: dict[str, str] = {}
-    parts: list[_SummaryPart] = []
-    for message in messages:
-        for call in message.tool_calls:
-            if call.id:
-                names[call.id] = call.name
-        parts.append(_summary_part(message, names.get(message.tool_call_id or "")))
-    return _render_rule_summary(Counter(m.role for m in messages), parts, len(messages))
-
-
-def _render_rule_summary(roles: Counter[str], parts: Sequence[_SummaryPart], count: int) -> str:
-    tools: Counter[str] = Counter()
-    files: dict[str, None] = {}
-    errors: dict[str, None] = {}
-    for part in parts:
-        for name in part.tools:
-            tools[name] += 1
-        for path in part.files:
-            files[path] = None
-        for line in part.errors:
-            errors[line] = None
-    role_text = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
-    lines = [
-        f"{SUMMARY_PREFIX} · level 2 · rule-based] Folded {count} earlier messages ({role_text}).",
-    ]
-    if tools:
-        called = ", ".join(f"{name} ×{n}" for name, n in tools.most_common())
-        lines.append(f"Tools called ({sum(tools.values())}): {called}.")
-    if files:
-        lines.append(f"Files touched ({len(files)}): " + ", ".join(files) + ".")
-    if errors:
-        shown = list(errors)[:5]
-        more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
-        lines.append(f"Errors seen ({len(errors)}){more}:")
-        lines.extend(f"- {e}" for e in shown)
-    return "\n".join(lines)
-
-
-def summary_prompt(max_words: int = 400) -> str:
-    """The level-3 instruction: Task / Progress / State / Key Data, at most `max_words` words."""
-    sections = "\n".join(f"## {name}" for name in SUMMARY_SECTIONS)
-    return (
-        "Summarise the earlier part of this agent conversation for the agent that will "
-        f"continue it. Write at most {max_words} words, in exactly these sections:\n"
-        f"{sections}\n"
-        "Task: what the user asked. Progress: what was done and found. State: where the work "
-        "stands and what comes next. Key Data: file paths, identifiers, commands, error "
-        "messages and decisions, verbatim. Do not call tools; reply with the summary only."
-    )
-
-
-def summary_transcript(messages: Sequence[Message], max_chars_per_message: int = 4000) -> str:
-    """The middle messages as one plain-text transcript for the level-3 request.
-
-    One block per message (`[index] role`, tool calls as `-> name(arguments)`, a tool
-    result as `[index] tool (call id)`), each cut to `max_chars_per_message` characters:
-    sending text rather than wire-form messages keeps the request valid whatever the
-    roles and pairs of the middle look like.
-    """
-    blocks: list[str] = []
-    for index, message in enumerate(messages):
-        head = f"[{index}] {message.role}"
-        if message.role == "tool" and message.tool_call_id:
-            head += f" ({message.tool_call_id})"
-        if message.role == "tool":
-            text = message_text(message)
-        elif isinstance(message.content, str):
-            text = message.content
-        else:
-            text = dataclasses.replace(message, tool_calls=()).text_preview(10**9)
-        if len(text) > max_chars_per_message:
-            text = (
-                text[:max_chars_per_message] + f" …[{len(text) - max_chars_per_message} chars cut]"
-            )
-        lines = [head + (f": {text}" if text else "")]
-        lines.extend(f"  -> {c.name}({c.arguments})" for c in message.tool_calls)
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def clean_llm_summary(reply: Any, max_words: int) -> tuple[str, list[str]]:
-    """Validate an LLM reply: non-empty text, cut to `max_words` words; notes on what was off."""
-    if not isinstance(reply, str) or not reply.strip():
-        raise ValueError("empty summary")
-    text = reply.strip()
-    notes: list[str] = []
-    words = text.split()
-    if len(words) > max_words:
-        notes.append(f"summary had {len(words)} words, cut to {max_words}")
-        # keep line structure up to the word limit
-        kept = [
-            m.group(0) for _, m in zip(range(max_words), re.finditer(r"\S+\s*", text), strict=False)
-        ]
-        text = "".join(kept).rstrip()
-    missing = [s for s in SUMMARY_SECTIONS if not re.search(rf"(?im)^\W*{re.escape(s)}\b", text)]
-    if missing:
-        notes.append("summary lacks sections: " + ", ".join(missing))
-    return text, notes
-
-
-def _summary_message(text: str, source: str) -> Message:
-    return Message(role="user", content=text, metadata={"hybrid_summary": source})
-
-
-# --- the pipeline ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _SummaryPart:
-    """What one folded message adds to the rule summary."""
-
-    tools: tuple[str, ...]
-    files: tuple[str, ...]
-    errors: tuple[str, ...]
-
-
-def _summary_part(message: Message, tool_name: str | None) -> _SummaryPart:
-    files: list[str] = []
-    for call in message.tool_calls:
-        files.extend(_files_from_arguments(call.arguments))
-    errors: list[str] = []
-    # file contents are not errors seen, even when the code mentions ValueError
-    if message.role == "tool" and not is_read_file_tool(tool_name):
-        errors = find_errors(message_text(message))
-    return _SummaryPart(
-        tuple(call.name or "?" for call in message.tool_calls), tuple(files), tuple(errors)
-    )
 
 
 def _level1_key(config: HybridConfig) -> tuple[int, ...]:
@@ -965,22 +493,13 @@ def _plan(context: HybridContext, config: HybridConfig) -> _Plan:
     summary = _summary_message(plan.rule_text, "rule")
     plan.messages_after = _layout(plan, summary)
     plan.summary_source, plan.summary_text = "rule", plan.rule_text
-    after2 = _kept_estimate(plan) + estimate(summary)
+    after2 = kept_estimate(plan) + estimate(summary)
     plan.levels.append(WaterLevel("level_2", after2, after2 > threshold))
     if after2 <= threshold:
         plan.reason = "compressed_at_level_2"
         return plan
     plan.stage = 3
     return plan
-
-
-def _kept_estimate(plan: _Plan) -> int:
-    """System prompt, tools, protected middle and recent window (everything but the summary)."""
-    return (
-        plan.fixed
-        + sum(plan.est_level1[i] for i in plan.kept_middle)
-        + sum(plan.est_level1[plan.recent_start :])
-    )
 
 
 def _layout(plan: _Plan, summary: Message) -> tuple[Message, ...]:
@@ -1033,7 +552,7 @@ def _finish(
                 message = _summary_message(plan.rule_text, "rule")
                 plan.summary_source, plan.summary_text = "fallback", plan.rule_text
         plan.messages_after = _layout(plan, message)
-        after3 = _kept_estimate(plan) + plan.estimate(message) + summary_tokens_adjust
+        after3 = kept_estimate(plan) + plan.estimate(message) + summary_tokens_adjust
         plan.levels.append(WaterLevel("level_3", after3, after3 > plan.threshold))
         plan.reason = (
             "compressed_at_level_3" if after3 <= plan.threshold else "still_above_threshold"
@@ -1092,134 +611,7 @@ def _finish(
         ),
         summary_request=request,
     )
-    return dataclasses.replace(result, findings=tuple(_findings(plan, result)))
-
-
-def _findings(plan: _Plan, result: HybridResult) -> list[Finding]:
-    out: list[Finding] = []
-    config = plan.config
-    mismatch = alignment_check(config)
-    if mismatch is not None:
-        out.append(mismatch)
-    cut = [(i, t) for i, t in enumerate(plan.truncations) if t.cut]
-    if cut:
-        branches = Counter(t.branch for _, t in cut)
-        biggest_index, biggest = max(cut, key=lambda item: item[1].chars_before)
-        out.append(
-            Finding(
-                "tool_outputs_truncated",
-                "info",
-                f"level 1 cut {len(cut)} tool outputs over {config.max_tool_output_length} chars "
-                f"({', '.join(f'{b} ×{n}' for b, n in branches.most_common())}), "
-                f"{sum(t.chars_removed for _, t in cut)} chars removed; the largest was "
-                f"message {biggest_index} ({biggest.chars_before} chars). Frequent large "
-                "outputs (whole files, whole pages) make compression fire often: prefer narrower tools.",
-                {"count": len(cut), "branches": dict(branches)},
-            )
-        )
-    if plan.stage >= 2:
-        protected = _kept_estimate(plan)
-        if protected > plan.threshold:
-            out.append(
-                Finding(
-                    "protected_part_above_threshold",
-                    "warning",
-                    f"the never-compressed part alone (system prompt, tools, latest task, "
-                    f"in-flight calls and the last {config.preserve_recent_turns} turns) is "
-                    f"{protected} estimated tokens, above the threshold {plan.threshold}: no level "
-                    "can bring the context under it. Lower preserve_recent_turns or shorten tool outputs.",
-                    {"protected_tokens": protected, "threshold": plan.threshold},
-                )
-            )
-        level2 = next((w for w in plan.levels if w.stage == "level_2"), None)
-        if level2 is not None and result.folded and level2.estimated_tokens < plan.threshold // 2:
-            room = plan.threshold - level2.estimated_tokens
-            per_turn: dict[int, int] = {}
-            for index in plan.middle:
-                per_turn[plan.turns[index]] = (
-                    per_turn.get(plan.turns[index], 0) + plan.est_level1[index]
-                )
-            more = 0
-            for turn in sorted(per_turn, reverse=True):  # the most recent folded turns first
-                room -= per_turn[turn]
-                if room < 0:
-                    break
-                more += 1
-            if more:
-                out.append(
-                    Finding(
-                        "window_overshoot",
-                        "info",
-                        f"level 2 left {level2.estimated_tokens} estimated tokens, "
-                        f"{100 * level2.estimated_tokens // max(plan.threshold, 1)}% of the threshold "
-                        f"{plan.threshold}: the window keeps exactly {config.preserve_recent_turns} turns, "
-                        f"so about {more} more recent turn(s) would have fitted verbatim; raising "
-                        f"preserve_recent_turns to {config.preserve_recent_turns + more} loses less at no cost.",
-                        {"estimated_tokens": level2.estimated_tokens, "more_turns": more},
-                    )
-                )
-        if "nothing_to_fold" in plan.notes:
-            out.append(
-                Finding(
-                    "nothing_to_fold",
-                    "warning",
-                    "level 2 is needed but every message before the recent window is protected: "
-                    "nothing can be folded or summarised.",
-                )
-            )
-        folded_users = [i for i in result.folded if plan.original[i].is_real_user]
-        if folded_users:
-            out.append(
-                Finding(
-                    "user_messages_folded",
-                    "warning",
-                    f"{len(folded_users)} earlier user message(s) were folded into the summary "
-                    f"(indices {folded_users[:8]}): an agreement or constraint stated there may be "
-                    "forgotten. Raise preserve_recent_turns or move it into the system prompt.",
-                    {"indices": folded_users},
-                )
-            )
-    if plan.stage == 3:
-        out.append(
-            Finding(
-                "llm_summary_needed",
-                "info",
-                "level 2 was not enough: level 3 costs one LLM call every time the pipeline gets "
-                "this far; long tasks then get slower and slower. Split the task or write "
-                "intermediate results to files.",
-                {"llm_calls": 1, "summary_source": result.summary_source},
-            )
-        )
-        if result.level3_error is not None:
-            out.append(
-                Finding(
-                    "llm_summary_failed",
-                    "warning",
-                    f"the level-3 LLM call failed ({result.level3_error}); the level-2 rule summary was used instead.",
-                )
-            )
-        for note in plan.notes:
-            if note.startswith("summary "):
-                out.append(Finding("llm_summary_format", "info", note))
-    if (
-        result.counted_request is not None
-        and plan.counter is not None
-        and result.estimator == "chars/4"
-    ):
-        counted_total = result.counted_request
-        estimate = result.estimate_before
-        if counted_total > estimate * 1.1:
-            out.append(
-                Finding(
-                    "estimator_undercounts",
-                    "warning",
-                    f"the chars/4 estimate ({estimate}) is {100 * (counted_total - estimate) // max(estimate, 1)}% "
-                    f"below the {plan.counter.mode} count ({counted_total}): the model sees more than "
-                    "the engine thinks. Use a lower compression_threshold as a safety margin.",
-                    {"estimated_tokens": estimate, "counted_tokens": counted_total},
-                )
-            )
-    return out
+    return dataclasses.replace(result, findings=tuple(hybrid_findings(plan, result)))
 
 
 def _inputs(snapshot: ContextSnapshot, config: HybridConfig | None) -> HybridConfig:
@@ -1275,105 +667,3 @@ async def run_hybrid_async(
     except Exception as failure:  # noqa: BLE001 - compression must never fail
         return _finish(plan, None, str(failure) or type(failure).__name__, request)
     return _finish(plan, reply, None, request)
-
-
-#: Sweepable Tuning parameters and the HybridConfig fields they set.
-HYBRID_SWEEP_FIELDS: dict[str, str] = {
-    "context_max": "max_context_tokens",
-    "trigger_ratio": "compression_threshold",
-    "keep_recent": "preserve_recent_turns",
-    "max_tool_output_length": "max_tool_output_length",
-}
-
-
-def default_hybrid_sweep_values(config: HybridConfig, param: str) -> list[Any]:
-    """A sensible range around the current value of a swept parameter."""
-    if param == "trigger_ratio":
-        return [round(0.05 * i, 2) for i in range(2, 21)]
-    if param == "keep_recent":
-        return list(range(0, 13))
-    if param == "max_tool_output_length":
-        return [250, 500, 1000, 2000, 4000, 8000, 16000]
-    base = config.max_context_tokens
-    return sorted(
-        {max(int(base * f), 1) for f in (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0)}
-    )
-
-
-def sweep_hybrid(
-    snapshot: ContextSnapshot,
-    config: HybridConfig,
-    param: str,
-    values: Sequence[Any] | None = None,
-    counter: TokenCounter | None = None,
-) -> list[tuple[Any, HybridResult]]:
-    """The pipeline's decision with `param` set to each value (config validation applies)."""
-    if param not in HYBRID_SWEEP_FIELDS:
-        raise ConfigError("param", param, "one of " + ", ".join(HYBRID_SWEEP_FIELDS))
-    field_name = HYBRID_SWEEP_FIELDS[param]
-    chosen = list(values) if values is not None else default_hybrid_sweep_values(config, param)
-    return [
-        (value, hybrid_decision(snapshot, config.with_(**{field_name: value}), counter))
-        for value in chosen
-    ]
-
-
-def hybrid_flip_points(points: Sequence[tuple[Any, HybridResult]]) -> list[int]:
-    """Indices in a hybrid sweep where the level the pipeline stops at differs from the previous point."""
-    return [
-        i
-        for i in range(1, len(points))
-        if (points[i][1].stopped_at, points[i][1].reason)
-        != (points[i - 1][1].stopped_at, points[i - 1][1].reason)
-    ]
-
-
-def hybrid_why_json(artifact: Artifact, result: HybridResult, tuning: Tuning) -> dict[str, Any]:
-    """The `why --json` object of the CLI contract for `--processor hybrid`, plus a `hybrid` block."""
-    record = result.to_json()
-    return {
-        "source": artifact.source,
-        "id": artifact.id,
-        "kind": artifact.kind,
-        "processor": "HybridCompressor",
-        "hit": record["hit"],
-        "reason": record["reason"],
-        "total_tokens": record["total_tokens"],
-        "threshold": record["threshold"],
-        "target_tokens": record["target_tokens"],
-        "min_target_tokens": None,
-        "effective_keep": record["effective_keep"],
-        "span": record["span"],
-        "checks": record["checks"],
-        "findings": record["findings"],
-        "recorded": dict(artifact.recorded),
-        "tuning": {
-            "processor": tuning.processor,
-            "trigger_ratio": tuning.trigger_ratio,
-            "keep_recent": tuning.keep_recent,
-            "context_max": tuning.context_max,
-            "token_mode": tuning.token_mode,
-        },
-        "hybrid": record["hybrid"],
-    }
-
-
-def hybrid_sweep_point_json(
-    artifact: Artifact, param: str, value: Any, result: HybridResult, flip: bool
-) -> dict[str, Any]:
-    """One point of `sweep --json` for `--processor hybrid`."""
-    return {
-        "source": artifact.source,
-        "id": artifact.id,
-        "param": param,
-        "value": value,
-        "hit": result.hit,
-        "reason": result.reason,
-        "total_tokens": result.estimate_before,
-        "threshold": result.threshold,
-        "stopped_at": result.stopped_at,
-        "estimate_after": result.estimate_after,
-        "llm_calls": result.llm_calls,
-        "span": result.span_counts,
-        "flip": flip,
-    }

@@ -24,6 +24,7 @@ from inspector.core.strategy.base import (
     Decision,
     Family,
     Flip,
+    Gauge,
     RegionName,
     RegionRange,
     Settings,
@@ -227,6 +228,7 @@ class HybridStrategy:
     key: ClassVar[str] = "hybrid"
     processor: ClassVar[str] = "HybridCompressor"
     family: ClassVar[Family] = "hybrid"
+    capabilities: ClassVar[frozenset[str]] = frozenset()
     title: ClassVar[str] = "truncate tool outputs, fold old turns, then summarise (spec)"
     settings_model: ClassVar[type[Settings]] = HybridSettings
 
@@ -271,6 +273,7 @@ class HybridStrategy:
         config = hybrid_config(settings, given)
         result = context.decide(config)
         record = result.to_json(with_outcomes=False)
+        original, after_level_1, fixed = context.estimates(config)
         counter = prepared.counters[settings.token_mode]
         return Decision(
             strategy=self.key,
@@ -300,7 +303,9 @@ class HybridStrategy:
             counting_note=prepared.counting_note,
             message_notes=_PerMessage(result, "sentence"),
             message_labels=_PerMessage(result, "label"),
-            message_tokens=tuple(context.estimates(config)[0]),
+            message_tokens=tuple(original),
+            gauge=_gauge(result, after_level_1, fixed),
+            summary=_summary(result),
             native=result,
         )
 
@@ -356,6 +361,36 @@ class HybridStrategy:
             SweepPoint(value, self.decide(prepared, settings.with_(**{name: value})))
             for value in chosen
         ]
+
+
+def _gauge(result: HybridResult, after_level_1: Sequence[int], fixed: int) -> Gauge:
+    """The context after the pipeline: system+tools, kept middle, summary, recent turns."""
+    folded = set(result.folded)
+    start = result.recent_start
+    before_window = sum(e for i, e in enumerate(after_level_1[:start]) if i not in folded)
+    recent = sum(after_level_1[start:])
+    summary = max(result.estimate_after - fixed - before_window - recent, 0)
+    return Gauge(
+        fixed=fixed,
+        parts=(("prefix", before_window), ("summary", summary), ("tail", recent)),
+        total=result.estimate_after,
+        threshold=result.threshold,
+        minimum=0,
+        scale=result.config.max_context_tokens,
+        labels={"prefix": "kept before window", "summary": "summary", "tail": "recent turns"},
+        note="HybridCompressor: the context after the pipeline (chars/4 estimates)",
+    )
+
+
+def _summary(result: HybridResult) -> str:
+    """The water level before and after, and what each level did."""
+    cut = sum(1 for t in result.rows.truncations if t.cut)  # no outcome objects: 20k rows
+    folded = "summarized" if result.stopped_at == 3 else "folded"
+    calls = f"{result.llm_calls} LLM call" + ("s" if result.llm_calls != 1 else "")
+    return (
+        f"estimate {result.estimate_before:,} -> {result.estimate_after:,} (threshold "
+        f"{result.threshold:,})  ·  {cut} cut (level 1)  ·  {len(result.folded)} {folded}  ·  {calls}"
+    )
 
 
 def _default_values(settings: Settings, name: str) -> list[Any]:

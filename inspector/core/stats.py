@@ -1,7 +1,8 @@
 """Statistics over loaded artifacts: what compressed, how well, and why the rest did not.
 
 Reads only `Artifact.kind`, `processor` and `recorded` (the keys the sources write), so it
-works on dumps and debug runs alike. Pure: no I/O. Must not import outside `inspector.core`.
+works on dumps and debug runs alike; what an artifact's outcome is comes from the one
+classifier in `core/outcome.py` (the browser's outcome column uses it too). Pure: no I/O. Must not import outside `inspector.core`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.outcome import Outcome, classify_outcome
 
 #: Upper bounds (exclusive, last inclusive) of the reduction-ratio buckets.
 RATIO_BUCKETS: tuple[tuple[str, float, float], ...] = (
@@ -39,12 +41,24 @@ def _ratio(recorded: Mapping[str, Any]) -> float | None:
     return None
 
 
+def _count_reason(outcome: Outcome, reasons: Counter[str]) -> None:
+    """Count why a debug run did not compress (runs whose outcome is unknown are not counted)."""
+    if outcome.recorded == "silent_end":
+        reasons["silent_end (reached_threshold, then no record)"] += 1
+    elif outcome.recorded is None or outcome.recorded == "unknown":
+        return
+    elif outcome.kind == "failed":
+        why = outcome.reason or "unknown"
+        reasons[f"failed ({why})"] += 1
+    elif outcome.kind == "not compressed":
+        reasons[outcome.reason or "unknown"] += 1
+
+
 def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
     """Counts, distributions and extremes over dumps and debug runs (snapshots are counted only)."""
     by_processor: dict[str, Counter[str]] = {}
     kinds: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
-    failed_by: Counter[str] = Counter()
     retries_by_type: dict[str, Counter[str]] = {}
     ratios: list[float] = []
     buckets: Counter[str] = Counter()
@@ -55,9 +69,9 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         if artifact.kind not in ("dump", "debug"):
             continue
         recorded = artifact.recorded
-        outcome = str(recorded.get("outcome") or "unknown")
+        outcome = classify_outcome(artifact)
         processor = artifact.processor or "unknown"
-        by_processor.setdefault(processor, Counter())[outcome] += 1
+        by_processor.setdefault(processor, Counter())[outcome.recorded or "unknown"] += 1
         for retry in recorded.get("retries") or ():
             if isinstance(retry, Mapping):
                 kind = str(retry.get("error_type") or "unknown")
@@ -65,17 +79,7 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
                     str(retry.get("reason") or "unknown")
                 ] += 1
         if artifact.kind == "debug":
-            if outcome == "not_compressed":
-                reasons[str(recorded.get("reason") or "unknown")] += 1
-            elif outcome == "silent_end":
-                reasons["silent_end (reached_threshold, then no record)"] += 1
-            elif outcome == "failed":
-                last = (recorded.get("retries") or [{}])[-1]
-                why = (
-                    str(last.get("reason") or "unknown") if isinstance(last, Mapping) else "unknown"
-                )
-                reasons[f"failed ({why})"] += 1
-                failed_by[why] += 1
+            _count_reason(outcome, reasons)
             continue
         ratio = _ratio(recorded)
         before, after = _int(recorded.get("tokens_before")), _int(recorded.get("tokens_after"))

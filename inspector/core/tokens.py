@@ -1,10 +1,17 @@
 """Token counting exactly as openJiuwen's forked compressors count.
 
-Two modes: `tiktoken_cl100k` (openJiuwen's TiktokenCounter, cl100k_base) and `len_div_4`
-(no counter: character estimates). The encoder is injected as a function `str -> int`
-so this module does no I/O; `inspector.encoding` loads it. Without an encoder the
-tiktoken mode counts each piece as len(piece)//4, as openJiuwen's counter does when its
-encoding fails to load; callers must say so (`TokenCounter.exact` is False).
+Three modes: `tiktoken_cl100k` (openJiuwen's TiktokenCounter, cl100k_base), `len_div_4`
+(no counter: character estimates) and `string_length` (the StringLengthCounter of
+openJiuwen 0.1.18 and later: code points of the serialized text // 3). The encoder is
+injected as a function `str -> int` so this module does no I/O; `inspector.encoding`
+loads it. Without an encoder the tiktoken mode counts each piece as len(piece)//d, as
+openJiuwen's counter does when its encoding fails to load; callers must say so
+(`TokenCounter.exact` is False).
+
+What differs between releases is passed in as two divisors (see `inspector.core.releases`):
+`char_divisor` for every character fallback (the no-counter estimate, TiktokenCounter's own
+fallback) and `tail_divisor` for the text after a usage baseline; 4 and 4 up to 0.1.17,
+3 and 3 from 0.1.18.
 Must not import anything outside the standard library and `inspector.core`.
 """
 
@@ -20,8 +27,10 @@ from typing import Any, Literal, Protocol
 
 from inspector.core.messages import Message, Tool, is_mapping
 
-TokenMode = Literal["tiktoken_cl100k", "len_div_4"]
-TOKEN_MODES: tuple[TokenMode, ...] = ("tiktoken_cl100k", "len_div_4")
+TokenMode = Literal["tiktoken_cl100k", "len_div_4", "string_length"]
+TOKEN_MODES: tuple[TokenMode, ...] = ("tiktoken_cl100k", "len_div_4", "string_length")
+#: The StringLengthCounter's divisor (code points per token); fixed in every release that has it.
+STRING_LENGTH_DIVISOR = 3
 
 IMAGE_DATA_URL_PLACEHOLDER = "[image:data-url-omitted]"
 IMAGE_BASE64_PLACEHOLDER = "[image:base64-omitted]"
@@ -270,33 +279,49 @@ class TokenCounter:
         mode: TokenMode,
         encode_len: EncodeLen | None = None,
         image_placeholder_tokens: int | None = None,
+        *,
+        char_divisor: int = 4,
+        tail_divisor: int = 4,
     ) -> None:
+        if char_divisor < 1 or tail_divisor < 1:
+            raise ValueError("divisors must be >= 1")
         self.mode: TokenMode = mode
         self._encode_len = encode_len
         self._image_placeholder = image_placeholder_tokens
+        #: Every character fallback divides by this (4 up to 0.1.17, 3 from 0.1.18).
+        self.char_divisor = char_divisor
+        #: The usage-baseline tail divides by this (4 up to 0.1.17, 3 from 0.1.18).
+        self.tail_divisor = tail_divisor
         self._piece_cache: dict[tuple[Any, ...], int] = {}
         #: Optional persistent memo consulted on an in-memory miss (see `PieceStore`).
         self.store: PieceStore | None = None
 
     @property
     def exact(self) -> bool:
-        """False when tiktoken mode runs without an encoder (len//4 of each piece)."""
-        return self.mode == "len_div_4" or self._encode_len is not None
+        """False when tiktoken mode runs without an encoder (len//d of each piece)."""
+        return self.mode != "tiktoken_cl100k" or self._encode_len is not None
 
     def text_tokens(self, text: str) -> int:
-        """Tokens of one string: the encoder, or len//4 without one (and on lone surrogates)."""
+        """Tokens of one string in this mode (tiktoken: len//d without an encoder or on
+        lone surrogates; string_length: len//3)."""
+        if self.mode == "string_length":
+            return len(text) // STRING_LENGTH_DIVISOR
         if self._encode_len is None:
-            return len(text) // 4
+            return len(text) // self.char_divisor
         try:
             return self._encode_len(text)
         except (UnicodeEncodeError, ValueError):
-            return len(text) // 4
+            return len(text) // self.char_divisor
+
+    def usage_tail_tokens(self, message: Message) -> int:
+        """What one message after the usage baseline adds: len(sanitized)//d, no minimum."""
+        return usage_tail_tokens(message, self.tail_divisor)
 
     def _cache_key(self, message: Message) -> tuple[Any, ...]:
         content = message.content
         content_key: Any = content if isinstance(content, str) else _freeze(content)
         calls_key: Any = ()
-        if self.mode == "tiktoken_cl100k" and message.role == "assistant" and message.tool_calls:
+        if self.mode != "len_div_4" and message.role == "assistant" and message.tool_calls:
             calls_key = tuple(
                 (c.id, c.type, c.name, c.arguments, c.response_item_id) for c in message.tool_calls
             )
@@ -322,7 +347,9 @@ class TokenCounter:
     def compute_piece(self, message: Message) -> int:
         """`piece_tokens` without any cache (what worker processes run)."""
         if self.mode == "len_div_4":
-            return max(len(sanitized_content(message.content)) // 4, 1)
+            return max(len(sanitized_content(message.content)) // self.char_divisor, 1)
+        if self.mode == "string_length":
+            return string_length_piece(message)
         return self._tiktoken_piece(message)
 
     def remember(self, message: Message, tokens: int) -> None:
@@ -341,8 +368,13 @@ class TokenCounter:
     @property
     def identity(self) -> str:
         """What a piece count depends on besides the message: mode, encoder, image override."""
-        encoder = "exact" if self.exact else "len4-fallback"
-        return f"{self.mode}/{encoder}/{self._image_placeholder or 0}"
+        encoder = "exact" if self.exact else f"len{self.char_divisor}-fallback"
+        base = f"{self.mode}/{encoder}/{self._image_placeholder or 0}"
+        # A piece count depends on the character divisor (len_div_4 always, tiktoken on its
+        # fallback); only a non-default one is named, so 0.1.17's cache keys stay as they were.
+        if self.char_divisor != 4 and self.mode != "string_length":
+            return f"{base}/c{self.char_divisor}"
+        return base
 
     def _tiktoken_piece(self, message: Message) -> int:
         content = message.content
@@ -373,7 +405,7 @@ class TokenCounter:
     @property
     def overhead(self) -> int:
         """The per-call constant of a non-empty list count in this mode."""
-        return CALL_OVERHEAD if self.mode == "tiktoken_cl100k" else 0
+        return 0 if self.mode == "len_div_4" else CALL_OVERHEAD
 
     def message_tokens(self, message: Message) -> int:
         """Count of a list holding just this message."""
@@ -393,7 +425,7 @@ class TokenCounter:
             total = 0
             for tool in tools:
                 dumped = json.dumps(tool.to_dict(), ensure_ascii=False, sort_keys=True)
-                total += max(len(dumped) // 4, 1)
+                total += max(len(dumped) // self.char_divisor, 1)
             return total
         total = 0
         for index, tool in enumerate(tools):
@@ -426,9 +458,53 @@ class TokenCounter:
         return value
 
 
-def usage_tail_tokens(message: Message) -> int:
-    """What one message after the usage baseline adds: len(sanitized)//4, no minimum."""
-    return len(sanitized_content(message.content)) // 4
+def usage_tail_tokens(message: Message, divisor: int = 4) -> int:
+    """What one message after the usage baseline adds: len(sanitized)//divisor, no minimum."""
+    return len(sanitized_content(message.content)) // divisor
+
+
+def string_length_text(content: Any) -> str:
+    """The text StringLengthCounter measures: sanitized string, or list parts joined by newlines.
+
+    A string part is kept as is (not sanitized); a dict part gives its `text`, else its
+    `type` (so an image block is the word `image_url`); other parts are skipped.
+    """
+    if isinstance(content, str):
+        return sanitize_text(content)
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif is_mapping(part):
+                parts.append(str(part.get("text") or part.get("type") or ""))
+        return "\n".join(parts)
+    return str(content or "")
+
+
+def flat_tool_calls_json(message: Message) -> str:
+    """`json.dumps` of the tool calls in openJiuwen's flat model form, nulls kept."""
+    calls = [
+        {
+            "id": c.id,
+            "type": c.type,
+            "name": c.name,
+            "arguments": c.arguments,
+            "index": None,  # never serialized by openJiuwen, so never known here
+            "response_item_id": c.response_item_id,
+        }
+        for c in message.tool_calls
+    ]
+    return json.dumps(calls, ensure_ascii=False)
+
+
+def string_length_piece(message: Message) -> int:
+    """What one message adds inside a StringLengthCounter list count (no +3)."""
+    text = string_length_text(message.content)
+    total = len(f"<|start|>{message.role}\n{text}<|end|>") // STRING_LENGTH_DIVISOR
+    if message.role == "assistant" and message.tool_calls:
+        total += len(flat_tool_calls_json(message)) // STRING_LENGTH_DIVISOR
+    return total
 
 
 def _freeze(value: Any) -> Any:

@@ -7,12 +7,14 @@ sit on the line below. Must not import Textual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from inspector.core.engine import Evaluation, PricedContext, Span
+from inspector.core.engine import PricedContext, Span
+from inspector.core.strategy.base import Decision, Gauge
 from inspector.render.styles import REGION_LABELS, REGION_STYLES
 
 BAR_ORDER: tuple[str, ...] = ("outside", "prefix", "compress", "tail")
@@ -23,6 +25,9 @@ SHORT_LABELS = {
     "compress": "compress",
     "tail": "tail",
     "free": "free",
+    "summary": "summary",
+    "fold": "fold",
+    "offload": "offload",
 }
 MIN_TARGET_STYLE = "bold red"
 
@@ -31,43 +36,45 @@ MIN_TARGET_STYLE = "bold red"
 class BarParts:
     """Token counts of each drawn segment and the marks, all in tokens."""
 
-    outside: int
-    prefix: int
-    compress: int
-    tail: int
+    #: (region name, tokens) in drawing order; the first is the fixed part ("outside").
+    segments: tuple[tuple[str, int], ...]
     total: int
     threshold: int
     min_target: int
     context_max: int
     hit: bool
     reason: str
-
-    @property
-    def segments(self) -> list[tuple[str, int]]:
-        """The non-free segments in drawing order."""
-        return [
-            ("outside", self.outside),
-            ("prefix", self.prefix),
-            ("compress", self.compress),
-            ("tail", self.tail),
-        ]
+    #: Tokens before the part the minimum-target mark is measured from.
+    min_start: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
-def bar_parts(priced: PricedContext, evaluation: Evaluation) -> BarParts:
-    """Measure each region of `evaluation` in the counting of `priced`."""
-    span = evaluation.span
+def gauge_parts(gauge: Gauge, hit: bool, reason: str) -> BarParts:
+    """Bar parts of a strategy's gauge."""
+    segments = (("outside", gauge.fixed), *gauge.parts)
+    min_start = gauge.fixed
+    for name, tokens in gauge.parts:
+        if name == "compress":
+            break
+        min_start += tokens
     return BarParts(
-        outside=sum(priced.per_system_message_tokens) + priced.tools_tokens,
-        prefix=priced.count_range(*span.prefix),
-        compress=priced.count_range(*span.compress),
-        tail=priced.count_range(*span.tail),
-        total=evaluation.total_tokens,
-        threshold=evaluation.threshold,
-        min_target=evaluation.min_target_value,
-        context_max=evaluation.tuning.context_max,
-        hit=evaluation.hit,
-        reason=evaluation.reason,
+        segments,
+        gauge.total,
+        gauge.threshold,
+        gauge.minimum,
+        gauge.scale,
+        hit,
+        reason,
+        min_start,
+        dict(gauge.labels),
     )
+
+
+def decision_parts(decision: Decision) -> BarParts | None:
+    """Bar parts of a decision (None when the strategy draws no gauge)."""
+    if decision.gauge is None:
+        return None
+    return gauge_parts(decision.gauge, decision.hit, decision.reason)
 
 
 #: Legend labels for a context after compression (the compress slot holds the new messages).
@@ -87,16 +94,15 @@ def after_parts(
     new = priced_after.count_range(*span.compress)
     tail = priced_after.count_range(*span.tail)
     return BarParts(
-        outside,
-        prefix,
-        new,
-        tail,
+        (("outside", outside), ("prefix", prefix), ("compress", new), ("tail", tail)),
         outside + prefix + new + tail,
         threshold,
         min_target,
         context_max,
         False,
         "after",
+        outside + prefix,
+        AFTER_LABELS,
     )
 
 
@@ -132,12 +138,12 @@ class ContextBar:
         parts: BarParts,
         title: str | None = None,
         legend: bool = True,
-        labels: dict[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.parts = parts
         self.title = title
         self.legend = legend
-        self.labels = labels or {}
+        self.labels = {**parts.labels, **(labels or {})}
 
     def bar_text(self, width: int) -> Text:
         """The bar and the marks line as one Text of two lines."""
@@ -146,13 +152,13 @@ class ContextBar:
         columns, per_column = _columns(parts, width)
         bar = Text()
         for name in columns:
-            bar.append("░" if name == "free" else "█", REGION_STYLES[name])
+            bar.append("░" if name == "free" else "█", REGION_STYLES.get(name, ""))
         marks = [" "] * width
         mark_styles: dict[int, str] = {}
         min_at = -1
         threshold_at = _mark_column(parts.threshold, per_column, width)
         if parts.min_target > 0:
-            start = parts.outside + parts.prefix
+            start = parts.min_start
             counted = sum(tokens for _, tokens in parts.segments)
             factor = parts.total / counted if counted else 1.0
             min_at = _mark_column((start * factor) + parts.min_target, per_column, width)
@@ -204,8 +210,8 @@ class ContextBar:
         }
         legend = Text(no_wrap=True, overflow="ellipsis")
         for name, tokens in parts.segments:
-            legend.append("■ ", REGION_STYLES[name])
-            legend.append(f"{names[name]} {tokens:,}" + (" " if short else "  "))
+            legend.append("■ ", REGION_STYLES.get(name, ""))
+            legend.append(f"{names.get(name, name)} {tokens:,}" + (" " if short else "  "))
         free = max(parts.context_max - parts.total, 0)
         legend.append("░ ", REGION_STYLES["free"])
         legend.append(f"free {free:,}  ")

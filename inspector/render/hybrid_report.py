@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -139,40 +135,3 @@ def hybrid_report(result: HybridResult, title: str | None = None) -> RenderableT
         parts.append(Text(""))
         parts.append(findings_text(result))
     return Group(*parts)
-
-
-def hybrid_sweep_table(
-    ident: str,
-    param: str,
-    points: Sequence[tuple[Any, HybridResult]],
-    flips: set[int],
-    current: Any,
-) -> Table:
-    """A hybrid sweep: per value, the water level as loaded and after, where it stops; flips marked ⇅."""
-    table = Table(
-        title=f"hybrid sweep of {param}",
-        caption=ident,
-        title_justify="left",
-        caption_justify="left",
-        header_style="bold",
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("value", justify="right", no_wrap=True, min_width=8)
-    for name in ("estimate", "threshold", "after"):
-        table.add_column(name, justify="right", no_wrap=True, min_width=9)
-    table.add_column("stops at", justify="right", no_wrap=True)
-    table.add_column("LLM calls", justify="right", no_wrap=True)
-    table.add_column("reason", no_wrap=True)
-    for index, (value, result) in enumerate(points):
-        label = ("⇅ " if index in flips else "") + f"{value}" + (" ◀" if value == current else "")
-        style = "red" if result.reason == "still_above_threshold" else "green"
-        table.add_row(
-            label,
-            f"{result.estimate_before:,}",
-            f"{result.threshold:,}",
-            f"{result.estimate_after:,}",
-            f"level {result.stopped_at}",
-            str(result.llm_calls),
-            Text(result.reason, style=style),
-        )
-    return table

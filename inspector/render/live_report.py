@@ -12,8 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from inspector.core.redact import mask_text
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextCompressed,
     ContextUsage,
@@ -26,7 +25,8 @@ from inspector.sources.live.events import (
     TokenPoint,
     TraceUpdated,
 )
-from inspector.sources.live.tracker import LiveTracker, Operation
+from inspector.core.live_tracker import LiveTracker, Operation
+from inspector.core.redact import mask_text
 
 #: Style per compression status.
 STATUS_STYLES: dict[str, str] = {

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
-from inspector.core.engine import Evaluation
+from inspector.core.strategy.base import Decision
 
 #: (label, recorded keys tried in order (dotted paths), attribute of our evaluation or None)
 COMPARED_FIELDS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
@@ -84,14 +84,20 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _ours(evaluation: Evaluation, attribute: str) -> Any:
-    if attribute in ("prefix", "compress", "tail"):
-        start, end = getattr(evaluation.span, attribute)
-        return end - start
-    return getattr(evaluation, attribute)
+_SPAN_KEYS = {
+    "prefix": "preserved_prefix",
+    "compress": "messages_to_compress",
+    "tail": "protected_tail",
+}
 
 
-def recorded_vs_ours(artifact: Artifact, evaluation: Evaluation | None) -> Table:
+def _ours(decision: Decision, attribute: str) -> Any:
+    if attribute in _SPAN_KEYS:
+        return decision.span.get(_SPAN_KEYS[attribute])
+    return getattr(decision, attribute, None)
+
+
+def recorded_vs_ours(artifact: Artifact, evaluation: Decision | None) -> Table:
     """Recorded numbers in one column, our re-evaluation in the next; differences marked."""
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
     table.add_column("")

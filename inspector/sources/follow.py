@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     LiveEvent,
     NewArtifact,
     SourceProblem,

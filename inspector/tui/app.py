@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.commands import binding_commands
+from inspector.tui.keys import APP_BINDINGS
 from inspector.tui.screens.browser import BrowserScreen, Loader
 
 
@@ -26,12 +26,7 @@ class InspectorApp(App[int]):
     TITLE = "Context Inspector"
     #: Screens get `-narrow` below 100 columns (the side panel takes half the width).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
-    BINDINGS = [
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "toggle_theme", "Theme"),
-        Binding("ctrl+q", "quit", "Quit", show=False),
-        Binding("q", "quit", "Quit", show=False),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,

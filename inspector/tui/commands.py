@@ -13,7 +13,7 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from inspector.tui.screens.help import key_display
+from inspector.tui.keys import key_display
 
 
 def binding_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:

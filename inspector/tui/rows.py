@@ -1,7 +1,8 @@
 """Browser rows: one loaded artifact (or load error) with its evaluation and display columns.
 
 Built in the loading worker thread, so nothing here touches Textual. Recorded fields are
-read tolerantly because sources name them per artifact kind (DESIGN.md, CLI contract).
+read tolerantly because sources name them per artifact kind (DESIGN.md, CLI contract); the
+outcome column comes from `core.outcome.classify_outcome`, which `stats` uses too.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any
 from inspector.core.artifact import Artifact, LoadError, recorded_value
 from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
+from inspector.core.outcome import OUTCOMES, classify_outcome
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning, apply_overrides
 from inspector.sources.entries import EntryRow
 
-OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
+__all__ = ["OUTCOMES", "BrowserRow", "artifact_row", "error_row", "pending_row"]
 
 
 @dataclass
@@ -145,40 +147,11 @@ def artifact_row(
         row.retries = len(retries)
     else:
         row.retries = _int(retries)
-    row.outcome, row.outcome_kind = _outcome(artifact, row.evaluation)
+    outcome = classify_outcome(artifact, row.evaluation)
+    row.outcome, row.outcome_kind = outcome.text, outcome.kind
     if row.before is None and row.evaluation is not None:
         row.before = row.evaluation.total_tokens
     return row
-
-
-def _outcome(artifact: Artifact, evaluation: Evaluation | None) -> tuple[str, str]:
-    """(text, kind) where kind is one of OUTCOMES; recorded facts win over our evaluation."""
-    recorded = artifact.recorded
-    if artifact.kind == "dump":
-        return "compressed", "compressed"
-    outcome = recorded_value(recorded, "outcome", "final_outcome")
-    reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
-    if isinstance(outcome, str) and outcome:
-        lowered = outcome.lower()
-        if lowered.startswith("compress") or lowered in ("dump", "applied"):
-            return "compressed", "compressed"
-        if lowered == "silent_end":
-            return "failed: silent end, no dump", "failed"
-        if "fail" in lowered or "error" in lowered:
-            retries = recorded_value(recorded, "retries")
-            last = retries[-1] if isinstance(retries, list) and retries else None
-            why = last.get("reason") if isinstance(last, Mapping) else None
-            return f"failed: {why or outcome}", "failed"
-        return f"no: {reason or outcome}", "not compressed"
-    if isinstance(reason, str) and reason and artifact.kind == "debug":
-        if reason == "reached_threshold":
-            return "failed: reached threshold, no dump", "failed"
-        return f"no: {reason}", "not compressed"
-    if evaluation is None:
-        return "no context", "not compressed"
-    if evaluation.hit:
-        return "would compress", "compressed"
-    return f"no: {evaluation.reason}", "not compressed"
 
 
 def pending_row(key: int, entry: EntryRow) -> BrowserRow:

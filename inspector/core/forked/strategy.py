@@ -9,13 +9,13 @@ protocol's `Decision`. Must not import anything outside the standard library, py
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from inspector.core.artifact import Artifact
 from inspector.core.diagnosis import Diagnosis, diagnose
-from inspector.core.engine import ContextEngine
+from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.errors import ConfigError
 from inspector.core.forked.settings import (
     TUNING_TO_SETTINGS,
@@ -26,8 +26,17 @@ from inspector.core.forked.settings import (
     settings_from_tuning,
     tuning_from_settings,
 )
+from inspector.core.regions import region_reason
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.strategy.base import Decision, Family, Flip, RegionRange, Settings, SweepPoint
+from inspector.core.strategy.base import (
+    Decision,
+    Family,
+    Flip,
+    Gauge,
+    RegionRange,
+    Settings,
+    SweepPoint,
+)
 from inspector.core.strategy.fields import field_named
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import ProcessorKind, Tuning
@@ -49,10 +58,30 @@ class ForkedPrepared:
     counting_note: str
 
 
+@dataclass(frozen=True)
+class _RegionReasons(Mapping[int, str]):
+    """Why each message sits where it does, computed on demand."""
+
+    priced: PricedContext
+    evaluation: Evaluation
+
+    def __getitem__(self, index: int) -> str:
+        if not 0 <= index < self.priced.n:
+            raise KeyError(index)
+        return region_reason(self.priced, self.evaluation, index)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.priced.n))
+
+    def __len__(self) -> int:
+        return self.priced.n
+
+
 class ForkedStrategy:
     """One forked processor: the trigger decision openJiuwen computes, explained."""
 
     family: ClassVar[Family] = "forked"
+    capabilities: ClassVar[frozenset[str]] = frozenset({"rerun"})
 
     def __init__(
         self,
@@ -173,6 +202,15 @@ class ForkedStrategy:
             exact_counting=diagnosis.exact_counting,
             counting_note=diagnosis.counting_note,
             message_tokens=tuple(priced.per_message_tokens),
+            message_notes=_RegionReasons(priced, ev),
+            gauge=Gauge(
+                fixed=sum(priced.per_system_message_tokens) + priced.tools_tokens,
+                parts=tuple((r.name, r.tokens or 0) for r in regions),
+                total=ev.total_tokens,
+                threshold=ev.threshold,
+                minimum=ev.min_target_value,
+                scale=tuning.context_max,
+            ),
             native=(priced, ev),
         )
 

@@ -134,6 +134,44 @@ class RegionRange:
 
 
 @dataclass(frozen=True, slots=True)
+class Gauge:
+    """The window drawn to scale: the fixed part (system messages and tools) and each part of
+    the context in drawing order, with the threshold and minimum marks, all in tokens."""
+
+    fixed: int
+    parts: tuple[tuple[RegionName, int], ...]
+    total: int
+    threshold: int
+    #: The minimum-target mark, measured from the start of the "compress" part (0: none).
+    minimum: int
+    scale: int
+    #: Legend words per part where the strategy's differ from the region names.
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: A title line above the bar ("the context after the pipeline (estimates)").
+    note: str = ""
+
+
+def region_changes(
+    old: Sequence[RegionRange], new: Sequence[RegionRange], count: int
+) -> list[range]:
+    """Index ranges whose region differs between two decisions (linear in the ranges)."""
+    cuts = {0, count}
+    for regions in (old, new):
+        for region in regions:
+            cuts.update((min(region.start, count), min(region.end, count)))
+    edges = sorted(cuts)
+
+    def name_at(regions: Sequence[RegionRange], index: int) -> str:
+        return next((r.name for r in regions if r.start <= index < r.end), "outside")
+
+    return [
+        range(a, b)
+        for a, b in zip(edges, edges[1:], strict=False)
+        if b > a and name_at(old, a) != name_at(new, a)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """One strategy's decision on one context under one set of settings.
 
@@ -169,6 +207,10 @@ class Decision:
     message_labels: Mapping[int, str] = field(default_factory=dict)
     #: Token count of each context message as this decision priced it (for bars), when known.
     message_tokens: tuple[int, ...] | None = None
+    #: The window drawn to scale, when the strategy can say it.
+    gauge: Gauge | None = None
+    #: One line of the strategy's own numbers under the verdict ("" for none).
+    summary: str = ""
     #: The strategy's native result, for that strategy's own code only (never read by front ends).
     native: Any = field(default=None, repr=False, compare=False)
 
@@ -228,6 +270,8 @@ class Strategy(Protocol):
     #: One line for menus and help.
     title: ClassVar[str]
     settings_model: ClassVar[type[Settings]]
+    #: What else the strategy supports: "rerun" (openJiuwen's real compaction can be re-run).
+    capabilities: ClassVar[frozenset[str]]
 
     def recorded_settings(self, snapshot: ContextSnapshot) -> Settings:
         """The settings the source recorded for this strategy (defaults for the rest)."""

@@ -4,7 +4,8 @@ See spec/jiuwenswarm-live.md. Public names are importable from here and load the
 on first use (so `events` alone does not pull in websockets or httpx):
 `GatewayObserver`, `Backoff`, `TrajectoryFollower`, `TrajectoryClient`, `TrajectoryError`,
 `load_trajectory_window`, `LiveSession`, `discover_trajectory`, `LiveTracker`, and the event
-types of `events`. May import `inspector.core`; never Textual or Rich.
+types of `events` (`inspector.sources.connect` says what a source string is and opens it).
+May import `inspector.core`; never Textual or Rich.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     "GatewayObserver": "gateway",
     "Backoff": "gateway",
+    "GatewayOptions": "gateway",
+    "Polling": "trajectory",
     "TrajectoryFollower": "trajectory",
     "TrajectoryClient": "trajectory",
     "TrajectoryError": "trajectory",

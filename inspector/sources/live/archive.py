@@ -17,6 +17,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,18 +127,80 @@ def _checkpoint_heads(checkpoint: Mapping[str, Any]) -> Iterator[str]:
                 yield ref["hash"]
 
 
-def read_archive(
-    data: bytes, source: str = "archive", tuning: Tuning | None = None
-) -> list[Artifact | LoadError]:
-    """The latest window of every subject in an archive (one Artifact each), plus problems."""
-    text = _archive_text(data)
-    problems: list[LoadError] = []
-    header: Mapping[str, Any] = {}
-    blobs: dict[str, str] = {}
-    flat_sequences: dict[str, list[str]] = {}
-    chains = _Chains()
-    checkpoints: list[Mapping[str, Any]] = []
-    records: dict[str, list[dict[str, Any]]] = {}
+@dataclass(slots=True)
+class _Parsed:
+    """What an archive holds, gathered from either of its two shapes."""
+
+    header: Mapping[str, Any] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)
+    flat_sequences: dict[str, list[str]] = field(default_factory=dict)
+    chains: _Chains = field(default_factory=_Chains)
+    checkpoints: list[Mapping[str, Any]] = field(default_factory=list)
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    problems: list[LoadError] = field(default_factory=list)
+
+    def add_record(self, line: Mapping[str, Any]) -> None:
+        self.records.setdefault(str(line.get("subject_id") or ""), []).append(
+            _record_from_line(line)
+        )
+
+    def sequences(self) -> dict[str, list[str]]:
+        """Flat sequences, plus every chained sequence resolved from its head."""
+        out = dict(self.flat_sequences)
+        for head in [*self.chains.nodes]:
+            resolved = self.chains.resolve(head)
+            if resolved is not None:
+                out.setdefault(head, resolved)
+        return out
+
+
+def _parse_single(single: Mapping[str, Any]) -> _Parsed:
+    """The one-object export: header fields, blobs, flat sequences and records together."""
+    parsed = _Parsed(header=single)
+    blobs = single.get("blobs") or {}
+    parsed.blobs.update({str(k): v for k, v in blobs.items() if isinstance(v, str)})
+    sequences = single.get("sequences") or {}
+    parsed.flat_sequences.update(
+        {str(k): list(v) for k, v in sequences.items() if isinstance(v, list)}
+    )
+    for raw in single["records"]:
+        if isinstance(raw, Mapping):
+            parsed.add_record(raw)
+    return parsed
+
+
+def _parse_lines(text: str, source: str) -> _Parsed:
+    """The JSON Lines archive: one typed line each (header, blob, sequence, checkpoint, record)."""
+    parsed = _Parsed()
+    for number, line_text in enumerate(text.splitlines(), start=1):
+        if not line_text.strip():
+            continue
+        try:
+            line = json.loads(line_text)
+        except ValueError:
+            parsed.problems.append(LoadError(source, "archive line is not JSON", f"line {number}"))
+            continue
+        if not isinstance(line, Mapping):
+            continue
+        kind = line.get("type")
+        if kind == "header":
+            parsed.header = line
+        elif kind == "blob" and isinstance(line.get("text"), str):
+            parsed.blobs[str(line.get("hash"))] = line["text"]
+        elif kind == "sequence":
+            try:
+                parsed.chains.add(line)
+            except (TypeError, ValueError):
+                parsed.problems.append(LoadError(source, "invalid sequence line", f"line {number}"))
+        elif kind == "checkpoint":
+            parsed.checkpoints.append(line)
+        elif kind == "record":
+            parsed.add_record(line)
+    return parsed
+
+
+def _parse(text: str, source: str) -> _Parsed:
+    """Either shape of archive; ArchiveError without an archive header."""
     stripped = text.lstrip()
     single: Any = None
     if stripped.startswith("{") and "\n{" not in stripped.strip():
@@ -146,61 +209,30 @@ def read_archive(
         except ValueError:
             single = None
     if isinstance(single, Mapping) and isinstance(single.get("records"), list):
-        header = single
-        blobs.update(
-            {str(k): v for k, v in (single.get("blobs") or {}).items() if isinstance(v, str)}
-        )
-        flat_sequences.update(
-            {
-                str(k): list(v)
-                for k, v in (single.get("sequences") or {}).items()
-                if isinstance(v, list)
-            }
-        )
-        for raw in single["records"]:
-            if isinstance(raw, Mapping):
-                record = _record_from_line(raw)
-                records.setdefault(str(raw.get("subject_id") or ""), []).append(record)
+        parsed = _parse_single(single)
     else:
-        for number, line_text in enumerate(text.splitlines(), start=1):
-            if not line_text.strip():
-                continue
-            try:
-                line = json.loads(line_text)
-            except ValueError:
-                problems.append(LoadError(source, "archive line is not JSON", f"line {number}"))
-                continue
-            if not isinstance(line, Mapping):
-                continue
-            kind = line.get("type")
-            if kind == "header":
-                header = line
-            elif kind == "blob" and isinstance(line.get("text"), str):
-                blobs[str(line.get("hash"))] = line["text"]
-            elif kind == "sequence":
-                try:
-                    chains.add(line)
-                except (TypeError, ValueError):
-                    problems.append(LoadError(source, "invalid sequence line", f"line {number}"))
-            elif kind == "checkpoint":
-                checkpoints.append(line)
-            elif kind == "record":
-                records.setdefault(str(line.get("subject_id") or ""), []).append(
-                    _record_from_line(line)
-                )
-    if header.get("format") != ARCHIVE_FORMAT:
+        parsed = _parse_lines(text, source)
+    if parsed.header.get("format") != ARCHIVE_FORMAT:
         raise ArchiveError("no openjiuwen.trajectory.archive header")
+    return parsed
+
+
+def read_archive(
+    data: bytes, source: str = "archive", tuning: Tuning | None = None
+) -> list[Artifact | LoadError]:
+    """The latest window of every subject in an archive (one Artifact each), plus problems."""
+    parsed = _parse(_archive_text(data), source)
+    header = parsed.header
     session_id = str(header.get("session_id") or "archive")
-    sequences = dict(flat_sequences)
-    for head in [*chains.nodes]:
-        resolved = chains.resolve(head)
-        if resolved is not None:
-            sequences.setdefault(head, resolved)
-    subjects = list(dict.fromkeys([*(str(c.get("subject_id")) for c in checkpoints), *records]))
-    out: list[Artifact | LoadError] = list(problems)
+    sequences = parsed.sequences()
+    checkpoints = parsed.checkpoints
+    subjects = list(
+        dict.fromkeys([*(str(c.get("subject_id")) for c in checkpoints), *parsed.records])
+    )
+    out: list[Artifact | LoadError] = list(parsed.problems)
     for subject in subjects:
         rebuilder = WindowRebuilder(subject or "main")
-        content = {"sequences": sequences, "blobs": blobs}
+        content = {"sequences": sequences, "blobs": parsed.blobs}
         rebuilder.seed_checkpoint(
             {
                 **content,
@@ -208,7 +240,7 @@ def read_archive(
             }
         )
         rebuilder.merge_content(content)
-        rebuilder.add_records({"records": records.get(subject, [])})
+        rebuilder.add_records({"records": parsed.records.get(subject, [])})
         state = rebuilder.rebuild()
         if state.window_id is None and not state.commits:
             continue  # a subject with no context windows (tool-only, or pre-v2 records)

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from inspector.sources.live.events import GatewayEvent, LiveEvent, SourceState, parse_frame
+from inspector.core.live_events import GatewayEvent, LiveEvent, SourceState, parse_frame
 
 #: Methods an observer may send: they read, never act. Everything else is refused locally.
 READ_ONLY_METHODS = frozenset({"session.list"})
@@ -55,6 +55,23 @@ class Backoff:
             delay *= self.factor
         while True:
             yield self.steady
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayOptions:
+    """How the observer connects: identity, origin, limits, reconnecting, an enterprise token."""
+
+    user_id: str = "inspector"
+    #: The Origin header (None: `http://<host>:<port>` of the URL, what the gateway allows).
+    origin: str | None = None
+    open_timeout: float = 5.0
+    ping_interval: float | None = 20.0
+    ping_timeout: float | None = 60.0
+    max_size: int | None = 64 * 1024 * 1024
+    #: False: the first close ends the stream (one-shot calls such as `list_sessions`).
+    reconnect: bool = True
+    #: Enterprise (AgentOS) JWT, when not in the URL.
+    token: str | None = None
 
 
 class GatewayRefused(Exception):
@@ -99,6 +116,13 @@ def session_of(url: str) -> str | None:
     return None
 
 
+def _closed(code: int | None, reason: str) -> tuple[str, str | None]:
+    """(detail, fatal detail or None) of a closed connection; no code reads as 1006."""
+    code = code or 1006
+    detail = f"closed {code} {reason}".strip()
+    return detail, detail if code in FATAL_CLOSE_CODES else None
+
+
 class GatewayObserver:
     """Observe one gateway session: `async for event in observer` yields typed live events.
 
@@ -113,27 +137,21 @@ class GatewayObserver:
         url: str,
         *,
         session_id: str | None = None,
-        user_id: str = "inspector",
-        origin: str | None = None,
         backoff: Backoff | None = None,
-        open_timeout: float = 5.0,
-        ping_interval: float | None = 20.0,
-        ping_timeout: float | None = 60.0,
-        max_size: int | None = 64 * 1024 * 1024,
-        reconnect: bool = True,
-        token: str | None = None,
+        options: GatewayOptions | None = None,
     ) -> None:
-        self.url = observer_url(url, session_id, user_id)
-        #: Enterprise (AgentOS) JWT: taken from the URL or `token=`, sent as a header, never shown.
-        self._token = token or dict(parse_qsl(urlsplit(url).query)).get("token")
+        options = options or GatewayOptions()
+        self.url = observer_url(url, session_id, options.user_id)
+        #: Enterprise (AgentOS) JWT: taken from the URL or the options, sent as a header, never shown.
+        self._token = options.token or dict(parse_qsl(urlsplit(url).query)).get("token")
         self.session_id = session_of(self.url)
-        self.origin = origin or origin_for(self.url)
+        self.origin = options.origin or origin_for(self.url)
         self.backoff = backoff or Backoff()
-        self.open_timeout = open_timeout
-        self.ping_interval = ping_interval
-        self.ping_timeout = ping_timeout
-        self.max_size = max_size
-        self.reconnect = reconnect
+        self.open_timeout = options.open_timeout
+        self.ping_interval = options.ping_interval
+        self.ping_timeout = options.ping_timeout
+        self.max_size = options.max_size
+        self.reconnect = options.reconnect
         self._closing = False
         self._connection: ClientConnection | None = None
         self._wake = asyncio.Event()
@@ -151,6 +169,49 @@ class GatewayObserver:
         self.state = SourceState(self.url, state, detail, retry_in, attempt)
         return self.state
 
+    def _connect(self) -> Any:
+        """The websockets connection context for this observer's URL, origin and limits."""
+        return connect(
+            self.url,
+            origin=self.origin,  # type: ignore[arg-type]
+            open_timeout=self.open_timeout,
+            ping_interval=self.ping_interval,
+            ping_timeout=self.ping_timeout,
+            max_size=self.max_size,
+            close_timeout=2.0,
+            proxy=None,
+            user_agent_header="context-inspector",
+            additional_headers={"Authorization": f"Bearer {self._token}"} if self._token else None,
+        )
+
+    async def _receive(self, connection: ClientConnection) -> AsyncIterator[LiveEvent]:
+        """Every frame of one connection as an event; RPC answers resolve their requests."""
+        async for message in connection:
+            if len(message) > THREAD_PARSE_BYTES:
+                event = await asyncio.to_thread(parse_frame, message, self.url)
+            else:
+                event = parse_frame(message, self.url)
+            if isinstance(event, GatewayEvent):
+                if event.frame_type == "res" and event.name in self._pending:
+                    future = self._pending.pop(event.name)
+                    if not future.done():
+                        future.set_result(event.raw)
+                if event.frame_type == "event" and event.name == "connection.ack":
+                    if self._acked:
+                        continue  # acks of session peers are routed to us too
+                    self._acked = True
+                    yield event
+                    yield self._set_state("ready", "backend acknowledged")
+                    continue
+            yield event
+
+    def _fail_pending(self, why: str) -> None:
+        """Fail every RPC still waiting: its connection is gone."""
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError(f"gateway connection closed ({why})"))
+        self._pending.clear()
+
     async def events(self) -> AsyncIterator[LiveEvent]:
         """Connect, yield every frame as a typed event, reconnect with backoff until closed."""
         delays = self.backoff.delays()
@@ -160,48 +221,15 @@ class GatewayObserver:
             fatal: str | None = None
             detail = ""
             try:
-                async with connect(
-                    self.url,
-                    origin=self.origin,  # type: ignore[arg-type]
-                    open_timeout=self.open_timeout,
-                    ping_interval=self.ping_interval,
-                    ping_timeout=self.ping_timeout,
-                    max_size=self.max_size,
-                    close_timeout=2.0,
-                    proxy=None,
-                    user_agent_header="context-inspector",
-                    additional_headers={"Authorization": f"Bearer {self._token}"}
-                    if self._token
-                    else None,
-                ) as connection:
+                async with self._connect() as connection:
                     self._connection = connection
                     self._acked = False
                     attempt = 0
                     delays = self.backoff.delays()
                     yield self._set_state("connected", self.session_id or "")
-                    async for message in connection:
-                        if len(message) > THREAD_PARSE_BYTES:
-                            event = await asyncio.to_thread(parse_frame, message, self.url)
-                        else:
-                            event = parse_frame(message, self.url)
-                        if isinstance(event, GatewayEvent):
-                            if event.frame_type == "res" and event.name in self._pending:
-                                future = self._pending.pop(event.name)
-                                if not future.done():
-                                    future.set_result(event.raw)
-                            if event.frame_type == "event" and event.name == "connection.ack":
-                                if self._acked:
-                                    continue  # acks of session peers are routed to us too
-                                self._acked = True
-                                yield event
-                                yield self._set_state("ready", "backend acknowledged")
-                                continue
+                    async for event in self._receive(connection):
                         yield event
-                    code = connection.close_code or 1006
-                    reason = connection.close_reason or ""
-                    detail = f"closed {code} {reason}".strip()
-                    if code in FATAL_CLOSE_CODES:
-                        fatal = detail
+                    detail, fatal = _closed(connection.close_code, connection.close_reason or "")
             except InvalidStatus as error:
                 status = error.response.status_code
                 detail = f"HTTP {status} at upgrade"
@@ -210,21 +238,15 @@ class GatewayObserver:
             except InvalidURI as error:
                 fatal = f"bad URL: {error}"
             except ConnectionClosed as error:
-                code = error.rcvd.code if error.rcvd else 1006
-                reason = error.rcvd.reason if error.rcvd else "connection lost"
-                detail = f"closed {code} {reason}".strip()
-                if code in FATAL_CLOSE_CODES:
-                    fatal = detail
+                code = error.rcvd.code if error.rcvd else None
+                detail, fatal = _closed(
+                    code, error.rcvd.reason if error.rcvd else "connection lost"
+                )
             except (OSError, TimeoutError, InvalidHandshake) as error:
                 detail = f"{type(error).__name__}: {error}".strip() or type(error).__name__
             finally:
                 self._connection = None
-                for future in self._pending.values():
-                    if not future.done():
-                        future.set_exception(
-                            ConnectionError(f"gateway connection closed ({detail or fatal})")
-                        )
-                self._pending.clear()
+                self._fail_pending(detail or fatal or "")
             if self._closing:
                 break
             if fatal or not self.reconnect:
@@ -274,7 +296,7 @@ async def list_sessions(
 
     Raises ConnectionError saying why when the gateway cannot be reached or refuses.
     """
-    observer = GatewayObserver(url, reconnect=False, open_timeout=timeout)
+    observer = GatewayObserver(url, options=GatewayOptions(reconnect=False, open_timeout=timeout))
     events = observer.events()
     reader: asyncio.Task[None] | None = None
 

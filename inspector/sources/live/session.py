@@ -19,8 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     ContextUsage,
     GatewayEvent,
@@ -29,9 +28,10 @@ from inspector.sources.live.events import (
     SourceState,
     TraceUpdated,
 )
+from inspector.core.live_tracker import LiveTracker
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff, GatewayObserver, session_of
-from inspector.sources.live.tracker import LiveTracker
-from inspector.sources.live.trajectory import API_PREFIX, TrajectoryFollower
+from inspector.sources.live.trajectory import API_PREFIX, Polling, TrajectoryFollower
 
 #: Gateway events after which the trajectory is worth re-reading.
 POKE_EVENTS = frozenset(
@@ -107,8 +107,7 @@ class LiveSession:
         subject_id: str = "main",
         tuning: Tuning | None = None,
         backoff: Backoff | None = None,
-        poll_interval: float = 1.5,
-        idle_interval: float = 5.0,
+        polling: Polling | None = None,
     ) -> None:
         self.observer = GatewayObserver(gateway_url, session_id=session_id, backoff=backoff)
         self.session_id = session_of(self.observer.url) or session_id or ""
@@ -118,8 +117,7 @@ class LiveSession:
         #: The last rebuilt window, re-priced when the agent reports its context size.
         self._last_window: NewArtifact | None = None
         self.backoff = backoff
-        self.poll_interval = poll_interval
-        self.idle_interval = idle_interval
+        self.polling = polling or Polling()
         self.follower: TrajectoryFollower | None = None
         self.tracker = LiveTracker()
         self._queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
@@ -161,8 +159,7 @@ class LiveSession:
             self.session_id,
             subject_id=self.subject_id,
             tuning=self.tuning,
-            poll_interval=self.poll_interval,
-            idle_interval=self.idle_interval,
+            polling=self.polling,
             backoff=self.backoff,
         )
         await self._pump(self.follower.events(), pokes=False)

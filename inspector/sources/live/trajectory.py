@@ -17,20 +17,21 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
 from inspector.core.artifact import Artifact, LoadError
-from inspector.core.tuning import Tuning
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     CompressionState,
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceState,
 )
+from inspector.core.tuning import Tuning
 from inspector.sources.live.gateway import Backoff
 from inspector.sources.live.window import WindowRebuilder, WindowState, window_artifact
 
@@ -392,6 +393,20 @@ async def load_trajectory_window(
         return await TrajectoryWindow(client, subject_id=subject_id, tuning=tuning).load()
 
 
+@dataclass(frozen=True, slots=True)
+class Polling:
+    """How a trajectory follower polls: seconds between reads, and per HTTP request."""
+
+    #: Between reads while the agent is running (the window changes).
+    poll_interval: float = 1.5
+    #: Between reads while it is idle.
+    idle_interval: float = 5.0
+    #: Wait after a gateway hint before reading (hints come in bursts).
+    debounce: float = 0.1
+    #: Seconds per HTTP request.
+    timeout: float = 10.0
+
+
 class TrajectoryFollower:
     """Follow a session's window: yields the first window, then each new revision.
 
@@ -406,21 +421,19 @@ class TrajectoryFollower:
         *,
         subject_id: str = "main",
         tuning: Tuning | None = None,
-        poll_interval: float = 1.5,
-        idle_interval: float = 5.0,
-        debounce: float = 0.1,
+        polling: Polling | None = None,
         backoff: Backoff | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        timeout: float = 10.0,
     ) -> None:
         base, sid = parse_trajectory_url(base_url, session_id)
         if not sid:
             raise ValueError("no session id: give it in the URL (…/sessions/<id>) or as session_id")
-        self.client = TrajectoryClient(base, sid, transport=transport, timeout=timeout)
+        polling = polling or Polling()
+        self.client = TrajectoryClient(base, sid, transport=transport, timeout=polling.timeout)
         self.window = TrajectoryWindow(self.client, subject_id=subject_id, tuning=tuning)
-        self.poll_interval = poll_interval
-        self.idle_interval = idle_interval
-        self.debounce = debounce
+        self.poll_interval = polling.poll_interval
+        self.idle_interval = polling.idle_interval
+        self.debounce = polling.debounce
         self.backoff = backoff or Backoff()
         self._wake = asyncio.Event()
         self._closing = False
@@ -527,8 +540,3 @@ def load_trajectory_source(
     except ValueError as error:
         return [LoadError(url, str(error))]
     return [artifact]
-
-
-def is_live_url(source: str) -> bool:
-    """True for ws://, wss://, http:// and https:// sources (not files)."""
-    return source.lower().startswith(("ws://", "wss://", "http://", "https://"))

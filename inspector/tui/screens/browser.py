@@ -29,41 +29,30 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
-from inspector.core.tokens import TokenCounter
-from inspector.sources.follow import FileFollower
-from inspector.sources.live.events import (
+from inspector.core.live_events import (
     LiveEvent,
     NewArtifact,
     SourceProblem,
     SourceRemoved,
     SourceState,
 )
-from inspector.sources.live.tracker import LiveTracker
+from inspector.core.live_tracker import LiveTracker
+from inspector.core.tokens import TokenCounter
+from inspector.sources.connect import ConnectRequest, classify_source
+from inspector.sources.follow import FileFollower
 from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.connect_dialog import ConnectDialog, ConnectRequest, classify_source
+from inspector.tui.screens.browser_table import (
+    COLUMNS,
+    filters_text,
+    row_cells,
+    sort_value,
+)
+from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
-#: (column key, header, sort key)
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("time", "time"),
-    ("processor", "processor"),
-    ("outcome", "outcome"),
-    ("tokens", "tokens before→after"),
-    ("reduction", "cut"),
-    ("retries", "retries"),
-    ("session", "session"),
-    ("title", "id / source"),
-)
-OUTCOME_WIDTH = 28
-OUTCOME_STYLES = {
-    "compressed": "green",
-    "not compressed": "yellow",
-    "failed": "red",
-    "error": "bold red",
-}
 BATCH_SECONDS = 0.15
 #: Seconds between two scans of the followed files.
 FOLLOW_INTERVAL = 0.5
@@ -71,27 +60,6 @@ FOLLOW_INTERVAL = 0.5
 FOLLOW_SETTLE = 2.0
 #: Keys of rows made while following start here (load rows count up from 0, placeholders down).
 LIVE_KEYS_START = 1 << 40
-
-
-def _short_processor(name: str) -> str:
-    return name.removesuffix("Compressor") or name
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _sort_value(row: BrowserRow, column: str) -> Any:
-    """A comparable key for `column`; missing values sort last."""
-    if column == "time":
-        return (row.timestamp is None, -(row.timestamp or 0.0), row.key)
-    if column == "tokens":
-        return (row.before is None, -(row.before or 0), row.key)
-    if column == "reduction":
-        return (row.reduction is None, -(row.reduction or 0.0), row.key)
-    if column == "retries":
-        return (row.retries is None, -(row.retries or 0), row.key)
-    return (getattr(row, column) == "", str(getattr(row, column)).lower(), row.key)
 
 
 class BrowserScreen(InspectorScreen[None]):
@@ -341,10 +309,8 @@ class BrowserScreen(InspectorScreen[None]):
             if self._visible(row):
                 self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
-                table.add_row(*self._cells(row), key=str(row.key))
-        self.query_one("#filters", Static).update(
-            self._filters_text(str(len(self.shown))), layout=False
-        )
+                table.add_row(*row_cells(row), key=str(row.key))
+        self.query_one("#filters", Static).update(self._filters(str(len(self.shown))), layout=False)
 
     def _adopt_pending(self, rows: Sequence[BrowserRow]) -> list[BrowserRow]:
         """Show the first real row of each file in its placeholder's place; return the rest.
@@ -361,7 +327,7 @@ class BrowserScreen(InspectorScreen[None]):
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            for (column, _), cell in zip(COLUMNS, self._cells(row), strict=True):
+            for (column, _), cell in zip(COLUMNS, row_cells(row), strict=True):
                 table.update_cell(str(placeholder.key), column, cell)
         return rest
 
@@ -449,7 +415,7 @@ class BrowserScreen(InspectorScreen[None]):
 
     def _connect_source(self, source: str) -> None:
         """Open a ws:// or http:// source given on the command line, as the dialog would."""
-        from inspector.tui.screens.connect_dialog import build_request
+        from inspector.sources.connect import build_request
 
         try:
             request = build_request(source, "", "auto", "main")
@@ -603,12 +569,12 @@ class BrowserScreen(InspectorScreen[None]):
             self.shown[table.cursor_row].key if 0 <= table.cursor_row < len(self.shown) else None
         )
         rows = [row for row in [*self.rows, *self.pending.values()] if self._visible(row)]
-        rows.sort(key=lambda row: _sort_value(row, self.sort_column), reverse=self.sort_reverse)
+        rows.sort(key=lambda row: sort_value(row, self.sort_column), reverse=self.sort_reverse)
         self.shown = rows
         self._row_index = {row.key: index for index, row in enumerate(rows)}
         table.clear()
         for row in rows:
-            table.add_row(*self._cells(row), key=str(row.key))
+            table.add_row(*row_cells(row), key=str(row.key))
         if current_key is not None:
             for index, row in enumerate(rows):
                 if row.key == current_key:
@@ -616,42 +582,23 @@ class BrowserScreen(InspectorScreen[None]):
                     break
         total = len(self.rows) + len(self.pending)
         shown = f"{len(rows)} of {total}" if len(rows) != total else f"{len(rows)}"
-        self.query_one("#filters", Static).update(self._filters_text(shown))
-
-    def _cells(self, row: BrowserRow) -> list[Any]:
-        style = OUTCOME_STYLES.get(row.outcome_kind, "")
-        if row.before is not None and row.after is not None:
-            tokens = f"{row.before:,}→{row.after:,}"
-        elif row.before is not None:
-            tokens = f"{row.before:,}"
-        else:
-            tokens = ""
-        return [
-            row.time[5:16] if row.time else "",
-            _short_processor(row.processor),
-            Text(_clip(row.outcome, OUTCOME_WIDTH), style),
-            Text(tokens, justify="right"),
-            Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
-            Text(str(row.retries) if row.retries is not None else "", justify="right"),
-            row.session,
-            row.title if row.error is None else row.error.source,
-        ]
-
-    def _filters_text(self, shown: str) -> Text:
-        text = Text()
-        text.append(" processor ", "dim")
-        text.append(
-            _short_processor(self.processor_filter) if self.processor_filter else "all", "bold"
+        self.query_one("#filters", Static).update(
+            filters_text(
+                self.processor_filter,
+                self.outcome_filter,
+                self.sort_column,
+                self.sort_reverse,
+                shown,
+            )
         )
-        text.append("  outcome ", "dim")
-        text.append(self.outcome_filter or "all", "bold")
-        text.append("  sort ", "dim")
-        text.append(self.sort_column + (" ↑" if self.sort_reverse else ""), "bold")
-        text.append(f"  rows {shown}", "dim")
-        return text
+
+    def _filters(self, shown: str) -> Text:
+        return filters_text(
+            self.processor_filter, self.outcome_filter, self.sort_column, self.sort_reverse, shown
+        )
 
     def _show_filters(self) -> None:
-        self.query_one("#filters", Static).update(self._filters_text(str(len(self.rows))))
+        self.query_one("#filters", Static).update(self._filters(str(len(self.rows))))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -700,16 +647,9 @@ class BrowserScreen(InspectorScreen[None]):
                 severity="error",
             )
             return
-        snapshot = row.artifact.snapshot if row.artifact is not None else None
-        if snapshot is not None and snapshot.family != "forked" and row.artifact is not None:
-            # the family's own processors: decided through the strategy protocol
-            from inspector.tui.screens.strategy_screen import StrategyScreen
-
-            self.app.push_screen(StrategyScreen(row.artifact, self.counters))
-            return
         from inspector.tui.screens.context import ContextScreen
 
-        self.app.push_screen(ContextScreen(row, self.counters))
+        self.app.push_screen(ContextScreen(row, self.counters, self.overrides))
 
     def action_focus_filter(self) -> None:
         """Type to filter rows."""

@@ -22,13 +22,12 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.core.artifact import Artifact
-from inspector.core.compare import Comparison, compare_strategies, tuning_for
+from inspector.core.compare import CompareOptions, Comparison, compare_strategies, tuning_for
 from inspector.core.hybrid_config import config_from_tuning
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_KINDS, Tuning
 from inspector.render.compare_report import compare_report
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.hybrid_sweep import hybrid_config
 
 #: Strategies compared by default: openJiuwen's three compressors and the hybrid pipeline.
 DEFAULT_STRATEGIES: tuple[str, ...] = PROCESSOR_KINDS
@@ -58,7 +57,7 @@ def comparison_for(
         tunings[tuning.processor] = tuning
     # Not tuning hybrid: its window is the spec default (keep-recent counts another unit), as in the CLI.
     config = (
-        hybrid_config(tuning)
+        config_from_tuning(tuning)
         if tuning.processor == "hybrid"
         else config_from_tuning(base, keep_recent_is_turns=False)
     )
@@ -68,11 +67,13 @@ def comparison_for(
         snapshot,
         list(processors),
         counters[tuning.token_mode],
-        tunings=tunings,
-        hybrid_config=config,
-        dump_after=dump_after,
-        dump_processor=artifact.processor if dump_after is not None else None,
-        dump_llm_calls=calls if isinstance(calls, int) else 1,
+        CompareOptions(
+            tunings=tunings,
+            hybrid_config=config,
+            dump_after=dump_after,
+            dump_processor=artifact.processor if dump_after is not None else None,
+            dump_llm_calls=calls if isinstance(calls, int) else 1,
+        ),
     )
 
 

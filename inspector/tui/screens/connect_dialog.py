@@ -2,15 +2,13 @@
 
 A modal screen that returns a `ConnectRequest` (or None when cancelled). For a gateway it
 can list the sessions the gateway knows (`session.list`, read-only) in a worker so the user
-picks one instead of typing its id. The dialog only describes the connection; the caller
-starts it with `ConnectRequest.open()` (a `LiveSession`, a `TrajectoryFollower` or
-`follow_paths`), so state stays in the screen that shows the live events.
+picks one instead of typing its id. The dialog only describes the connection: what a
+source string is, how its fields are checked and how it opens live in
+`inspector.sources.connect` (shared with `inspector watch`); the caller starts it with
+`ConnectRequest.open()`, so state stays in the screen that shows the live events.
 """
 
 from __future__ import annotations
-
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,80 +18,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from inspector.sources.live.events import LiveEvent
+from inspector.sources.connect import (
+    DEFAULT_GATEWAY,
+    ConnectRequest,
+    build_request,
+    classify_source,
+)
 
-DEFAULT_GATEWAY = "ws://127.0.0.1:19000/ws"
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectRequest:
-    """What the user chose: a live source and, for a gateway, the session to observe."""
-
-    #: `gateway`, `trajectory` or `files`.
-    kind: str
-    source: str
-    session_id: str | None = None
-    #: Gateway only: `auto`, a trajectory base URL, or None for events only.
-    trajectory: str | None = "auto"
-    subject_id: str = "main"
-
-    def open(self) -> AsyncIterator[LiveEvent]:
-        """Start the connection: the merged live events until the iterator is closed."""
-        if self.kind == "gateway":
-            from inspector.sources.live.session import LiveSession
-
-            return LiveSession(
-                self.source,
-                session_id=self.session_id,
-                trajectory_url=self.trajectory,
-                subject_id=self.subject_id,
-            ).events()
-        if self.kind == "trajectory":
-            from inspector.sources.live.trajectory import TrajectoryFollower
-
-            return TrajectoryFollower(
-                self.source, self.session_id, subject_id=self.subject_id
-            ).events()
-        from inspector.sources.follow import follow_paths
-
-        return follow_paths([self.source])
-
-
-def classify_source(text: str) -> str:
-    """`gateway` for ws:// and wss://, `trajectory` for http(s)://, else `files`."""
-    lowered = text.strip().lower()
-    if lowered.startswith(("ws://", "wss://")):
-        return "gateway"
-    if lowered.startswith(("http://", "https://")):
-        return "trajectory"
-    return "files"
-
-
-def build_request(source: str, session: str, trajectory: str, subject: str) -> ConnectRequest:
-    """Validate the fields; raise ValueError naming what is wrong."""
-    from inspector.sources.live.gateway import session_of
-    from inspector.sources.live.trajectory import parse_trajectory_url
-
-    source = source.strip()
-    session_id = session.strip() or None
-    subject_id = subject.strip() or "main"
-    if not source:
-        raise ValueError("give a gateway URL, a trajectory URL or a folder")
-    kind = classify_source(source)
-    if kind == "gateway":
-        session_id = session_id or session_of(source)
-        if not session_id:
-            raise ValueError("pick or type the session to observe")
-        wanted = trajectory.strip()
-        if wanted and wanted != "auto" and classify_source(wanted) != "trajectory":
-            raise ValueError("trajectory: 'auto', an http:// URL, or empty for events only")
-        return ConnectRequest(kind, source, session_id, wanted or None, subject_id)
-    if kind == "trajectory":
-        _, found = parse_trajectory_url(source, session_id)
-        if not found:
-            raise ValueError("the trajectory URL names no session; type it in the session field")
-        return ConnectRequest(kind, source, found, None, subject_id)
-    return ConnectRequest(kind, source, None, None, subject_id)
+__all__ = ["ConnectDialog", "ConnectRequest", "build_request", "classify_source"]
 
 
 class ConnectDialog(ModalScreen[ConnectRequest | None]):

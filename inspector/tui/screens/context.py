@@ -1,57 +1,45 @@
-"""ContextScreen: one context's messages in their regions, the why panel and live tuning.
+"""ContextScreen: one context's messages in a strategy's regions, the why panel and live tuning.
 
-The screen owns the state (artifact, engine, recorded and current tuning, evaluation,
-diagnosis, flips); widgets get attributes and post past-fact messages back. A tuning change
-re-splits synchronously from cached prefix sums (one frame); the diagnosis, the flips and
-pricing in a not-yet-counted token mode run in thread workers.
-
-With the HybridCompressor processor the screen replays that pipeline instead of openJiuwen's
-engine: one `HybridContext` per token mode is prepared in a worker (the first decision warms
-its caches), then every tuning change is one cached `decide` (milliseconds). Rows then show
-each message's outcome (kept / cut by level 1 / folded / summarised) instead of regions.
+The screen talks to strategies only through the protocol (`inspector.core.strategy`): it
+never names one. It owns the state (artifact, strategy, recorded and current settings,
+decision, flips); widgets get attributes and post past-fact messages back. The first
+decision of a strategy in a token mode counts the context in a worker; after that every
+tuning change decides synchronously (microseconds for the forked compressors, milliseconds
+for the hybrid pipeline) and the flips follow in a debounced worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
 
-from inspector.core.diagnosis import Diagnosis, diagnose
-from inspector.core.engine import ContextEngine, Evaluation, PricedContext
+from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
-from inspector.core.hybrid import HybridContext, HybridResult
 from inspector.core.messages import Message
-from inspector.core.regions import after_span, region_reason, results_by_call, tool_links
+from inspector.core.regions import after_span, results_by_call, tool_links
+from inspector.core.strategy.base import (
+    Decision,
+    Flip,
+    Prepared,
+    Settings,
+    Strategy,
+    region_changes,
+)
+from inspector.core.strategy.fields import fields_of
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import Tuning
-from inspector.core.whatif import Flip, smallest_flips
+from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
 from inspector.encoding import load_cl100k
-from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, bar_parts
-from inspector.render.hybrid_report import (
-    findings_text,
-    verdict_text,
-    water_level_table,
-)
-from inspector.render.hybrid_view import (
-    HYBRID_BAR_LABELS,
-    hybrid_bar_parts,
-    hybrid_checks_table,
-    hybrid_summary_line,
-    hybrid_verdict_word,
-    outcome_label,
-    outcome_sentence,
-)
+from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, decision_parts
 from inspector.render.message_detail import message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
@@ -59,245 +47,97 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.render.styles import REGION_LABELS
-from inspector.render.verdict import (
-    after_role,
-    regions_lines,
-    render_to_text,
-    search_text,
-    span_changes,
-    verdict_line,
-    verdict_word,
-)
+from inspector.render.verdict import after_role, render_to_text
 from inspector.render.why_report import checks_table, findings_table, why_report
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.hybrid_sweep import hybrid_config
+from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_navigation import ContextNavigation
+from inspector.tui.screens.context_view import (
+    decision_verdict,
+    regions_text,
+    tuning_overrides_of,
+    verdict_word,
+)
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
 from inspector.tui.widgets.message_list import MessageList
-from inspector.tui.widgets.tuning_panel import TuningPanel
+from inspector.tui.widgets.settings_panel import SettingsPanel
 from inspector.tui.widgets.why_panel import WhyPanel, why_body
 
-#: Seconds a tuning must stay unchanged before the diagnosis and flips are recomputed.
-DIAGNOSE_DELAY = 0.05
-#: What the why panel's flips section says for the hybrid pipeline.
-HYBRID_FLIPS_NOTE = (
-    "not available for hybrid: the sweep (s) shows where the pipeline stops for each value"
-)
+#: Seconds the settings must stay unchanged before the flips are searched again.
+FLIPS_DELAY = 0.05
 
 
-class ContextScreen(TuningActions, InspectorScreen[None]):
+class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
-    BINDINGS = [
-        Binding("escape", "back", "Back", tooltip="Back to the browser (or close the search box)"),
-        Binding(
-            "w",
-            "show_tab('why')",
-            "Why",
-            tooltip="Checks, findings, recorded vs re-evaluated, flips",
-        ),
-        Binding("t", "show_tab('tune')", "Tune", tooltip="Every tuning control; recorded vs tuned"),
-        Binding("d", "show_tab('detail')", "Detail", tooltip="The selected message in full"),
-        Binding("s", "sweep", "Sweep", tooltip="Chart a parameter across its range; flips marked"),
-        Binding(
-            "f", "apply_flip(1)", "Flip", tooltip="Apply the first change that flips the verdict"
-        ),
-        Binding("slash", "search", "Search", tooltip="Find text in messages and tool calls"),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N", "previous_match", "Prev match", show=False),
-        Binding(
-            "greater_than_sign",
-            "next_boundary",
-            "Next region",
-            show=False,
-            tooltip="Jump to the next region start",
-        ),
-        Binding(
-            "less_than_sign",
-            "previous_boundary",
-            "Prev region",
-            show=False,
-            tooltip="Jump to the previous region start",
-        ),
-        Binding(
-            "a",
-            "toggle_after",
-            "Before/after",
-            tooltip="Dump: context before (rebuilt) or after compression",
-        ),
-        Binding(
-            "c",
-            "toggle_compare",
-            "Compare",
-            tooltip="Recorded and tuned bars and values side by side",
-        ),
-        Binding(
-            "C",
-            "compare_strategies",
-            "Strategies",
-            tooltip="This context under openJiuwen's compressors and hybrid, side by side",
-        ),
-        Binding("r", "reset_tuning", "Reset", tooltip="Tuning back to the recorded values"),
-        Binding(
-            "V",
-            "strategy_view",
-            "Strategy view",
-            show=False,
-            tooltip="This context in the strategy view: every registered processor, its own settings",
-        ),
-        Binding(
-            "right_square_bracket",
-            "nudge('trigger_ratio', 0.05)",
-            "Trigger +",
-            show=False,
-            tooltip="trigger ratio +0.05",
-        ),
-        Binding(
-            "left_square_bracket",
-            "nudge('trigger_ratio', -0.05)",
-            "Trigger −",
-            show=False,
-            tooltip="trigger ratio −0.05",
-        ),
-        Binding(
-            "right_curly_bracket",
-            "nudge('min_target_ratio', 0.01)",
-            "Min-target +",
-            show=False,
-            tooltip="min-target ratio +0.01",
-        ),
-        Binding(
-            "left_curly_bracket",
-            "nudge('min_target_ratio', -0.01)",
-            "Min-target −",
-            show=False,
-            tooltip="min-target ratio −0.01",
-        ),
-        Binding(
-            "plus,equals_sign",
-            "nudge('keep_recent', 1)",
-            "Keep-recent +",
-            show=False,
-            tooltip="keep-recent +1 message",
-        ),
-        Binding(
-            "minus",
-            "nudge('keep_recent', -1)",
-            "Keep-recent −",
-            show=False,
-            tooltip="keep-recent −1 message",
-        ),
-        Binding(
-            "b",
-            "toggle_boundary",
-            "Tool boundary",
-            show=False,
-            tooltip="Tool-boundary protection on/off (off: what-if)",
-        ),
-        Binding(
-            "p",
-            "cycle_processor",
-            "Processor",
-            show=False,
-            tooltip="Next processor (its default keep-recent)",
-        ),
-        Binding(
-            "m", "cycle_token_mode", "Token counter", show=False, tooltip="tiktoken cl100k / len//4"
-        ),
-        Binding(
-            "y",
-            "copy_message",
-            "Copy message",
-            show=False,
-            tooltip="Selected message to the clipboard",
-        ),
-        Binding(
-            "Y",
-            "copy_why",
-            "Copy why report",
-            show=False,
-            tooltip="The why report as text to the clipboard",
-        ),
-        Binding(
-            "R",
-            "rerun",
-            "Re-run",
-            show=False,
-            tooltip="Run the real LLM compaction with this tuning and compare",
-        ),
-        Binding(
-            "z",
-            "toggle_side",
-            "Layout",
-            show=False,
-            tooltip="List and panel / list only / panel only",
-        ),
-        *[Binding(str(k), f"apply_flip({k})", f"Apply flip {k}", show=False) for k in range(1, 10)],
-    ]
+    BINDINGS = CONTEXT_BINDINGS
 
-    class Priced(TextualMessage):
-        """A token mode finished counting."""
+    class Counted(TextualMessage):
+        """The first decision of `key` in token mode `mode` is ready (the context is counted)."""
 
-        def __init__(self, mode: str) -> None:
+        def __init__(self, ready: tuple[str, str], settings: Settings, decision: Decision) -> None:
             super().__init__()
-            self.mode = mode
+            self.ready = ready
+            self.settings = settings
+            self.decision = decision
 
-    class Diagnosed(TextualMessage):
-        """The diagnosis and flips of `tuning` are ready."""
+    class FlipsFound(TextualMessage):
+        """The smallest flips of `settings` are ready."""
 
-        def __init__(self, tuning: Tuning, diagnosis: Diagnosis, flips: list[Flip]) -> None:
+        def __init__(self, key: str, settings: Settings, flips: list[Flip]) -> None:
             super().__init__()
-            self.tuning = tuning
-            self.diagnosis = diagnosis
+            self.key = key
+            self.settings = settings
             self.flips = flips
 
-    class HybridPrepared(TextualMessage):
-        """The hybrid pipeline's context for token `mode` is prepared (caches warm)."""
-
-        def __init__(self, mode: str, context: HybridContext) -> None:
-            super().__init__()
-            self.mode = mode
-            self.context = context
-
-    def __init__(self, row: BrowserRow, counters: dict[str, TokenCounter]) -> None:
+    def __init__(
+        self,
+        row: BrowserRow,
+        counters: dict[str, TokenCounter],
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         assert row.artifact is not None
         self.row = row
         self.artifact = row.artifact
         self.counters = counters
-        snapshot = self.artifact.snapshot
-        self.engine: ContextEngine | None = row.engine or (
-            ContextEngine(snapshot, counters) if snapshot is not None else None
-        )
-        self.recorded_tuning: Tuning | None = snapshot.tuning if snapshot is not None else None
-        self.start_tuning: Tuning | None = row.tuning or self.recorded_tuning
-        self.tuning: Tuning | None = self.start_tuning
-        self.evaluation: Evaluation | None = None
-        self.recorded_evaluation: Evaluation | None = None
-        self.diagnosis: Diagnosis | None = None
+        self.snapshot = self.artifact.snapshot
+        self.counting_note = load_cl100k().note
+        self.overrides = dict(overrides or {})
+        self.prepared: dict[str, Prepared] = {}
+        #: The recorded settings of each settings model seen (what counts as a user change).
+        self.prepared_recorded: dict[type[Settings], Settings] = {}
+        #: (strategy key, token mode) pairs already counted: their decisions are cheap.
+        self.ready: set[tuple[str, str]] = set()
+        self.decision: Decision | None = None
+        self.recorded_decision: Decision | None = None
         self.flips: list[Flip] | None = None
-        self.priced_modes: set[str] = set()
-        if row.evaluation is not None and row.tuning is not None:
-            self.priced_modes.add(row.tuning.token_mode)
         self.showing_after = False
         self.compare = False
         self.search_query = ""
         self.matches: list[int] = []
         self.links: dict[int, tuple[int, ...]] = {}
         self.results: dict[str, list[int]] = {}
-        self.counting_note = load_cl100k().note
-        self._shown_mode: str | None = None
         self._after_bar: BarParts | None = None
         self._after_priced: dict[str, PricedContext] = {}
         self._side_keys: dict[str, object] = {}
-        self._diagnose_timer: Timer | None = None
+        self._flips_timer: Timer | None = None
         self._footer_has_flips = False
-        #: HybridCompressor state: one prepared context per token mode, the current decision.
-        self.hybrid_contexts: dict[str, HybridContext] = {}
-        self.hybrid: HybridResult | None = None
+        self._shown_tokens: object = None
+        if self.snapshot is not None:
+            selection = select(self.snapshot, self.overrides)
+            self.strategy: Strategy = selection.strategy
+            self.settings: Settings = selection.settings
+            self.recorded: Settings = self.strategy.recorded_settings(self.snapshot)
+            self.start_settings = self.settings
+
+    @property
+    def has_context(self) -> bool:
+        """Whether there is a context to decide on (a debug record alone has none)."""
+        return self.snapshot is not None
 
     # --- layout ------------------------------------------------------------------------
 
@@ -314,7 +154,8 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
                 with TabPane("Why", id="tab-why"):
                     yield WhyPanel(id="why")
                 with TabPane("Tune", id="tab-tune"):
-                    yield TuningPanel(id="tuning")
+                    if self.snapshot is not None:
+                        yield SettingsPanel(self.strategy.settings_model, id="tuning")
         with Vertical(id="search-bar"):
             yield Input(
                 placeholder="search messages (Enter: find, Esc: close)", id="search", compact=True
@@ -322,15 +163,9 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Show the context, then count and evaluate (in a worker when not yet counted)."""
+        """Show the context, then count and decide (in a worker when not yet counted)."""
         self.query_one("#search-bar").display = False
-        title = Text(no_wrap=True, overflow="ellipsis")
-        title.append(f"{self.artifact.kind} ", "bold reverse")
-        title.append(f" {self.artifact.id}", "bold")
-        if self.artifact.session_id:
-            title.append(f"  session {self.artifact.session_id}", "dim")
-        title.append(f"  {self.artifact.source}", "dim")
-        self.query_one("#context-title", Static).update(title, layout=False)
+        self._show_title()
         messages = self.current_messages()
         self.links = tool_links(messages)
         self.results = results_by_call(messages)
@@ -339,7 +174,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self.query_one(WhyPanel).show_recorded(
             recorded_vs_ours(self.artifact, None), timeline_renderable(self.artifact)
         )
-        if self.engine is None or self.tuning is None:
+        if self.snapshot is None:
             self.query_one("#verdict", Static).update(
                 Text(
                     "no context available: this artifact only records what happened (see Why)",
@@ -355,7 +190,18 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             )
             self.query_one(WhyPanel).show_flips(None, available=False)
             return
-        self.apply_tuning(self.tuning)
+        self.apply_settings(self.settings)
+
+    def _show_title(self) -> None:
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append(f"{self.artifact.kind} ", "bold reverse")
+        title.append(f" {self.artifact.id}", "bold")
+        if self.snapshot is not None:
+            title.append(f"  {self.strategy.processor}", "bold cyan")
+        if self.artifact.session_id:
+            title.append(f"  session {self.artifact.session_id}", "dim")
+        title.append(f"  {self.artifact.source}", "dim")
+        self.query_one("#context-title", Static).update(title, layout=False)
 
     # --- state -------------------------------------------------------------------------
 
@@ -363,172 +209,183 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         """The messages on screen: the context, or the dump's context after compression."""
         if self.showing_after and self.artifact.after is not None:
             return self.artifact.after
-        if self.artifact.snapshot is None:
+        if self.snapshot is None:
             return ()
-        return self.artifact.snapshot.messages
+        return self.snapshot.messages
 
-    @property
-    def priced(self) -> PricedContext | None:
-        """The context counted in the current token mode (None while counting)."""
-        if (
-            self.engine is None
-            or self.tuning is None
-            or self.tuning.token_mode not in self.priced_modes
-        ):
-            return None
-        return self.engine.priced(self.tuning.token_mode)
+    def _mode(self, settings: Settings) -> str:
+        return str(getattr(settings, "token_mode", ""))
 
-    def apply_tuning(self, tuning: Tuning) -> None:
-        """Make `tuning` current: re-split and redraw at once, diagnose in the background."""
-        if self.engine is None:
+    def _prepared(self, strategy: Strategy) -> Prepared:
+        assert self.snapshot is not None
+        prepared = self.prepared.get(strategy.key)
+        if prepared is None:
+            prepared = strategy.prepare(self.snapshot, self.counters, self.counting_note)
+            self.prepared[strategy.key] = prepared
+        return prepared
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Make `settings` current: decide and redraw at once when counted, else count first."""
+        if self.snapshot is None:
             return
-        self.tuning = tuning
-        if tuning.token_mode not in self.priced_modes:
+        self.settings = settings
+        ready = (self.strategy.key, self._mode(settings))
+        if ready not in self.ready:
             self.query_one("#verdict", Static).update(
-                Text(f"counting tokens ({tuning.token_mode}) …", "dim")
+                Text(f"counting tokens ({ready[1] or self.strategy.processor}) …", "dim")
             )
-            self.price_mode(tuning.token_mode)
-            return
-        priced = self.engine.priced(tuning.token_mode)
-        if self.recorded_evaluation is None and self.recorded_tuning is not None:
-            if self.recorded_tuning.token_mode in self.priced_modes:
-                self.recorded_evaluation = self.engine.evaluate(self.recorded_tuning)
-            else:
-                self.price_mode(self.recorded_tuning.token_mode)
-        if tuning.processor == "hybrid":
-            self._apply_hybrid(tuning)
-            return
-        if self.hybrid is not None:
-            self.hybrid = None
-            self.query_one(MessageList).set_outcomes(None)
-            self.refresh_bindings()
-        self.evaluation = priced.evaluate(tuning)
-        self.diagnosis = None
-        self.flips = None
-        self._redraw()
-        # Debounced: a held key re-splits every frame but diagnoses once it settles.
-        if self._diagnose_timer is not None:
-            self._diagnose_timer.stop()
-        self._diagnose_timer = self.set_timer(DIAGNOSE_DELAY, lambda: self.diagnose_current(tuning))
-
-    def _apply_hybrid(self, tuning: Tuning) -> None:
-        """Decide with the hybrid pipeline (preparing its context first, in a worker, if needed)."""
-        if self._diagnose_timer is not None:
-            self._diagnose_timer.stop()
-        if self.showing_after:
-            # The after-compression view shows openJiuwen's own result; hybrid replays the input.
-            self.action_toggle_after()
-        context = self.hybrid_contexts.get(tuning.token_mode)
-        if context is None:
-            self.query_one("#verdict", Static).update(
-                Text("preparing the HybridCompressor pipeline …", "dim")
-            )
-            self.prepare_hybrid(tuning)
+            self.count(self.strategy, settings)
             return
         try:
-            result = context.decide(hybrid_config(tuning))
+            decision = self.strategy.decide(self._prepared(self.strategy), settings, self.artifact)
         except InspectorError as error:
-            self.notify(f"hybrid: {error}", severity="error")
+            self.notify(f"{self.strategy.processor}: {error}", severity="error")
             return
-        if self.hybrid is None:
-            self.refresh_bindings()  # before/after and re-run do not apply to hybrid
-        self.hybrid = result
-        self.evaluation = None
-        self.diagnosis = None
-        self.flips = []
-        self._redraw()
-        if self._footer_has_flips:
-            self._footer_has_flips = False
-            self.refresh_bindings()
+        self._decided(decision)
 
-    def _redraw_hybrid(self, result: HybridResult, priced: PricedContext) -> None:
-        """Push the hybrid decision down: row outcomes, verdict, bar, side panel."""
-        message_list = self.query_one(MessageList)
-        if self._shown_mode != priced.counter.mode:
-            message_list.set_tokens(priced.per_message_tokens)
-            self._shown_mode = priced.counter.mode
-        message_list.set_outcomes(result.outcome)
-        verdict = verdict_text(result)
-        verdict.append("\n")
-        verdict.append_text(hybrid_summary_line(result))
-        self.query_one("#verdict", Static).update(verdict, layout=False)
-        context = self.hybrid_contexts[priced.counter.mode]
-        _, after_level_1, fixed = context.estimates(result.config)
-        self.query_one(ContextBarPanel).show(
-            hybrid_bar_parts(result, after_level_1, fixed),
-            note="HybridCompressor: the context after the pipeline (chars/4 estimates)",
-            labels=HYBRID_BAR_LABELS,
+    def _decided(self, decision: Decision) -> None:
+        self.decision = decision
+        self._update_recorded()
+        self.flips = None
+        self._redraw()
+        # Debounced: a held key re-decides every frame but searches the flips once it settles.
+        if self._flips_timer is not None:
+            self._flips_timer.stop()
+        key, settings = self.strategy.key, self.settings
+        self._flips_timer = self.set_timer(FLIPS_DELAY, lambda: self.find_flips(key, settings))
+
+    def _update_recorded(self) -> None:
+        """The recorded settings' decision, once their token mode is counted."""
+        if (
+            self.recorded_decision is not None
+            and self.recorded_decision.strategy == self.strategy.key
+        ):
+            return
+        self.recorded_decision = None
+        if (self.strategy.key, self._mode(self.recorded)) in self.ready:
+            self.recorded_decision = self.strategy.decide(
+                self._prepared(self.strategy), self.recorded, self.artifact
+            )
+
+    def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None:
+        """Another strategy on the same context (its reading of the source, or `settings`)."""
+        assert self.snapshot is not None
+        if self.showing_after:
+            self.action_toggle_after()
+        self.prepared_recorded[type(self.recorded)] = self.recorded
+        chosen = settings or self._carried_settings(strategy)
+        self.strategy = strategy
+        self.recorded = strategy.recorded_settings(self.snapshot)
+        self.recorded_decision = None
+        self._side_keys.clear()
+        self._show_title()
+        panel = self.query_one(SettingsPanel)
+        chosen = (
+            settings
+            or select(self.snapshot, {**self.overrides, "processor": strategy.key}).settings
         )
-        self.refresh_side()
+        self.run_worker(self._swap_panel(panel, chosen), exclusive=True, group="panel")
+
+    def _carried_settings(self, strategy: Strategy) -> Settings:
+        """The new strategy's reading of the source with the user's changes on top: every
+        changed field whose name the new settings model has too."""
+        assert self.snapshot is not None
+        start = select(self.snapshot, {**self.overrides, "processor": strategy.key}).settings
+        previous = self.decision.settings if self.decision is not None else None
+        if previous is None:
+            return start
+        recorded = self.prepared_recorded.get(type(previous))
+        changed = {
+            name: value
+            for name, value in previous.model_dump().items()
+            if name in type(start).model_fields
+            and (recorded is None or getattr(recorded, name, value) != value)
+        }
+        try:
+            return start.with_(**changed)
+        except InspectorError:
+            return start
+
+    async def _swap_panel(self, panel: SettingsPanel, settings: Settings) -> None:
+        await panel.use_model(self.strategy.settings_model)
+        self.refresh_bindings()
+        self.apply_settings(settings)
+
+    # --- drawing -----------------------------------------------------------------------
 
     def _redraw(self) -> None:
-        """Push the current evaluation down to every widget."""
-        if self.hybrid is not None and self.priced is not None and not self.showing_after:
-            self._redraw_hybrid(self.hybrid, self.priced)
-            return
-        evaluation, priced = self.evaluation, self.priced
-        if evaluation is None or priced is None or self.tuning is None:
+        """Push the current decision down to every widget."""
+        decision = self.decision
+        if decision is None:
             return
         message_list = self.query_one(MessageList)
-        moved = 0
         if self.showing_after:
-            after = self.artifact.after or ()
-            after_priced = self._after_priced.get(priced.counter.mode)
-            if after_priced is None:
-                after_priced = PricedContext(priced.system_messages, after, (), priced.counter)
-                self._after_priced[priced.counter.mode] = after_priced
-            if self._shown_mode != "after:" + priced.counter.mode:
-                message_list.set_tokens(after_priced.per_message_tokens)
-                self._shown_mode = "after:" + priced.counter.mode
-            prefix_count = lookup(
-                self.artifact.recorded, "span.preserved_prefix", "span.preserved_prefix_count"
-            )
-            span_after = after_span(after, prefix_count if isinstance(prefix_count, int) else None)
-            message_list.set_regions(span_after)
-            self._after_bar = after_parts(
-                after_priced,
-                span_after,
-                sum(priced.per_system_message_tokens) + priced.tools_tokens,
-                self.tuning.context_max,
-                evaluation.threshold,
-                evaluation.min_target_value,
-            )
+            self._redraw_after(decision)
         else:
-            if self._shown_mode != priced.counter.mode:
-                message_list.set_tokens(priced.per_message_tokens)
-                self._shown_mode = priced.counter.mode
-            recorded_span = self.recorded_evaluation.span if self.recorded_evaluation else None
-            changes = span_changes(recorded_span, evaluation.span, priced.n)
-            message_list.set_regions(evaluation.span, changes)
-            moved = sum(len(r) for r in changes)
-        verdict = verdict_line(evaluation, self.recorded_evaluation)
-        if not self.showing_after and moved:
+            if self._shown_tokens is not decision.message_tokens:
+                message_list.set_tokens(decision.message_tokens)
+                self._shown_tokens = decision.message_tokens
+            message_list.set_decision(decision)
+            changes: list[range] = []
+            if self.recorded_decision is not None:
+                changes = region_changes(
+                    self.recorded_decision.regions, decision.regions, message_list.row_count
+                )
+            message_list.set_changed(changes)
+        verdict = decision_verdict(decision, self.recorded_decision)
+        moved = sum(len(r) for r in message_list.changed_ranges) if not self.showing_after else 0
+        if moved:
             verdict.append(
                 f"  • {moved} message{'s' if moved != 1 else ''} changed region", "yellow"
             )
-        if self.tuning.token_mode == "tiktoken_cl100k" and not priced.counter.exact:
-            verdict.append(f"\n⚠ {self.counting_note}", "yellow")
+        if not decision.exact_counting and decision.counting_note:
+            verdict.append(f"\n⚠ {decision.counting_note}", "yellow")
         self.query_one("#verdict", Static).update(verdict, layout=False)
-        recorded_parts = None
-        if (
-            self.compare
-            and self.recorded_evaluation is not None
-            and self.recorded_tuning is not None
-        ):
-            recorded_priced = (
-                self.engine.priced(self.recorded_tuning.token_mode) if self.engine else None
-            )
-            if recorded_priced is not None:
-                recorded_parts = bar_parts(recorded_priced, self.recorded_evaluation)
+        bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
-            self.query_one(ContextBarPanel).show(
+            bar.show(
                 self._after_bar,
                 note="showing the context AFTER compression, as openJiuwen wrote it (a: back)",
                 labels=AFTER_LABELS,
             )
         else:
-            self.query_one(ContextBarPanel).show(bar_parts(priced, evaluation), recorded_parts)
+            recorded = (
+                decision_parts(self.recorded_decision)
+                if self.compare and self.recorded_decision is not None
+                else None
+            )
+            parts = decision_parts(decision)
+            note = decision.gauge.note if decision.gauge is not None else ""
+            bar.show(parts, recorded, note=note)
         self.refresh_side()
+
+    def _redraw_after(self, decision: Decision) -> None:
+        """The dump's context after compression, counted like the one before."""
+        after = self.artifact.after or ()
+        counter = self.counters.get(self._mode(self.settings)) or self.counters["len_div_4"]
+        priced = self._after_priced.get(counter.mode)
+        assert self.snapshot is not None
+        if priced is None:
+            priced = PricedContext(self.snapshot.system_messages, after, (), counter)
+            self._after_priced[counter.mode] = priced
+        message_list = self.query_one(MessageList)
+        message_list.set_tokens(priced.per_message_tokens)
+        self._shown_tokens = None
+        prefix_count = lookup(
+            self.artifact.recorded, "span.preserved_prefix", "span.preserved_prefix_count"
+        )
+        span_after = after_span(after, prefix_count if isinstance(prefix_count, int) else None)
+        message_list.set_regions(span_after)
+        gauge = decision.gauge
+        fixed = gauge.fixed if gauge is not None else 0
+        self._after_bar = after_parts(
+            priced,
+            span_after,
+            fixed,
+            gauge.scale if gauge is not None else max(decision.total_tokens or 0, 1),
+            decision.threshold or 0,
+            gauge.minimum if gauge is not None else 0,
+        )
 
     # --- the side panel: only the visible tab is drawn ----------------------------------
 
@@ -542,7 +399,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
     def refresh_side(self, force: bool = False) -> None:
         """Redraw the visible tab if what it shows changed (hidden tabs wait until shown)."""
         tab = self.active_tab()
-        if tab is None or (self.evaluation is None and self.hybrid is None) or self.tuning is None:
+        if tab is None or self.decision is None:
             return
         if tab == "detail":
             self._show_detail(self.query_one(MessageList).cursor, force)
@@ -552,91 +409,43 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
             self._fill_tune(force)
 
     def _fill_tune(self, force: bool = False) -> None:
-        if self.recorded_tuning is None or self.tuning is None:
+        decision = self.decision
+        if decision is None:
             return
-        if self.evaluation is None and self.hybrid is None:
-            return
-        key = (self.tuning, self.recorded_evaluation is not None, id(self.hybrid))
+        key = (self.settings, self.recorded_decision is not None)
         if not force and self._side_keys.get("tune") == key:
             return
         self._side_keys["tune"] = key
         verdicts = None
-        if self.recorded_evaluation is not None:
-            tuned = (
-                hybrid_verdict_word(self.hybrid)
-                if self.hybrid is not None
-                else verdict_word(self.evaluation)  # type: ignore[arg-type]
-            )
-            verdicts = (verdict_word(self.recorded_evaluation), tuned)
-        self.query_one(TuningPanel).show(self.tuning, self.recorded_tuning, verdicts)
-
-    def _fill_why_hybrid(self, result: HybridResult, force: bool = False) -> None:
-        """The why panel for the hybrid pipeline: verdict, water levels, checks, findings."""
-        key = ("hybrid", self.tuning, id(result))
-        if not force and self._side_keys.get("why") == key:
-            return
-        self._side_keys["why"] = key
-        panel = self.query_one(WhyPanel)
-        panel.show_recorded(
-            recorded_vs_ours(self.artifact, None), timeline_renderable(self.artifact)
-        )
-        verdict = verdict_text(result)
-        verdict.append("\n")
-        verdict.append_text(hybrid_summary_line(result))
-        findings = findings_text(result) if result.findings else Text("none", "dim")
-        panel.show_report(
-            verdict,
-            why_body(
-                [
-                    Text("Water level after each level", "bold underline"),
-                    water_level_table(result),
-                    Text("Checks", "bold underline"),
-                    hybrid_checks_table(result),
-                    Text("Findings", "bold underline"),
-                    findings,
-                ]
-            ),
-        )
-        panel.show_flips([], unavailable=HYBRID_FLIPS_NOTE)
+        if self.recorded_decision is not None:
+            verdicts = (verdict_word(self.recorded_decision), verdict_word(decision))
+        self.query_one(SettingsPanel).show(self.settings, self.recorded, verdicts)
 
     def _fill_why(self, force: bool = False) -> None:
-        if self.hybrid is not None:
-            self._fill_why_hybrid(self.hybrid, force)
+        decision = self.decision
+        if decision is None:
             return
-        evaluation, priced = self.evaluation, self.priced
-        if evaluation is None or priced is None or self.tuning is None:
-            return
-        diagnosis = (
-            self.diagnosis
-            if self.diagnosis is not None and self.diagnosis.evaluation.tuning == self.tuning
-            else None
-        )
-        key = (
-            self.tuning,
-            id(diagnosis) if diagnosis else None,
-            self.recorded_evaluation is not None,
-        )
+        key = (self.settings, self.strategy.key, self.flips is not None)
         if not force and self._side_keys.get("why") == key:
             return
         self._side_keys["why"] = key
         panel = self.query_one(WhyPanel)
         panel.show_recorded(
-            recorded_vs_ours(self.artifact, evaluation), timeline_renderable(self.artifact)
+            recorded_vs_ours(self.artifact, decision), timeline_renderable(self.artifact)
         )
-        if diagnosis is None:
-            # Keep the previous report on screen until the new diagnosis lands (no flicker).
-            return
-        head: list[RenderableType] = [regions_lines(evaluation, priced)]
-        if not diagnosis.exact_counting and self.tuning.token_mode == "tiktoken_cl100k":
-            head.append(Text(f"⚠ {diagnosis.counting_note}", "yellow"))
+        head: list[Any] = [regions_text(decision)]
+        if decision.summary:
+            head.append(Text(decision.summary, "dim"))
+        if not decision.exact_counting and decision.counting_note:
+            head.append(Text(f"⚠ {decision.counting_note}", "yellow"))
         panel.show_report(
             Group(*head),
             why_body(
                 [
                     Text("Checks", "bold underline"),
-                    checks_table(diagnosis.checks),
+                    checks_table(decision.checks),
                     Text("Findings", "bold underline"),
-                    findings_table(diagnosis.findings),
+                    findings_table(decision.findings),
                 ]
             ),
         )
@@ -648,30 +457,14 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
 
     def _show_detail(self, index: int, force: bool = False) -> None:
         messages = self.current_messages()
-        if not 0 <= index < len(messages):
+        decision = self.decision
+        if not 0 <= index < len(messages) or decision is None:
             return
-        key = (index, self.tuning, self.showing_after, id(self.hybrid))
+        key = (index, self.settings, self.showing_after, self.strategy.key)
         if not force and self._side_keys.get("detail") == key:
             return
         self._side_keys["detail"] = key
         message = messages[index]
-        if self.hybrid is not None and not self.showing_after:
-            priced = self.priced
-            outcome = self.hybrid.outcome(index)
-            detail = message_detail(
-                message,
-                index,
-                priced.per_message_tokens[index] if priced is not None else None,
-                "outside",
-                "",
-                self.links.get(index, ()),
-                region_label=outcome_label(outcome),
-                results_by_call=self.results,
-            )
-            self.query_one(MessageDetailPane).show(
-                Group(outcome_sentence(outcome, self.hybrid), detail)
-            )
-            return
         if self.showing_after:
             region = self.query_one(MessageList).region_of(index)
             detail = message_detail(
@@ -685,73 +478,47 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
                 results_by_call=self.results,
             )
         else:
-            priced, evaluation = self.priced, self.evaluation
-            if priced is None or evaluation is None:
-                return
-            region = evaluation.span.region_of(index)
+            tokens = decision.message_tokens[index] if decision.message_tokens else None
             detail = message_detail(
                 message,
                 index,
-                priced.per_message_tokens[index],
-                region,
-                region_reason(priced, evaluation, index),
+                tokens,
+                decision.region_of(index),
+                decision.message_notes.get(index, ""),
                 self.links.get(index, ()),
+                region_label=decision.message_labels.get(index) or decision.region_label(index),
                 results_by_call=self.results,
             )
         self.query_one(MessageDetailPane).show(detail)
 
     # --- workers -----------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="price", exit_on_error=False)
-    def price_mode(self, mode: str) -> None:
-        """Count every message in `mode` (can take a while on huge contexts)."""
-        if self.engine is not None:
-            self.engine.priced(mode)
-            self.post_message(self.Priced(mode))
+    @work(thread=True, exclusive=True, group="count", exit_on_error=False)
+    def count(self, strategy: Strategy, settings: Settings) -> None:
+        """The first decision of a strategy in a token mode (counts every message)."""
+        decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
+        self.post_message(self.Counted((strategy.key, self._mode(settings)), settings, decision))
 
-    def on_context_screen_priced(self, message: Priced) -> None:
-        """A mode was counted: evaluate what was waiting for it."""
-        self.priced_modes.add(message.mode)
-        if self.recorded_tuning is not None and self.recorded_tuning.token_mode == message.mode:
-            self.recorded_evaluation = None
-        if self.tuning is not None:
-            self.apply_tuning(self.tuning)
+    def on_context_screen_counted(self, message: Counted) -> None:
+        """A mode was counted: show what was waiting for it."""
+        self.ready.add(message.ready)
+        if message.ready[0] == self.strategy.key and message.settings == self.settings:
+            self._decided(message.decision)
+        elif message.ready[0] == self.strategy.key:
+            self.apply_settings(self.settings)
 
-    @work(thread=True, exclusive=True, group="hybrid", exit_on_error=False)
-    def prepare_hybrid(self, tuning: Tuning) -> None:
-        """Prepare the hybrid pipeline's context for `tuning`'s token mode and warm its caches."""
-        snapshot = self.artifact.snapshot
-        if snapshot is None:
+    @work(thread=True, exclusive=True, group="flips", exit_on_error=False)
+    def find_flips(self, key: str, settings: Settings) -> None:
+        """The smallest single changes that flip the decision of `settings`."""
+        if key != self.strategy.key:
             return
-        context = HybridContext.from_snapshot(snapshot, self.counters[tuning.token_mode])
-        config = hybrid_config(tuning)
-        context.decide(config)
-        if get_current_worker().is_cancelled:
-            return
-        # Warm the rule-summary parts too, so the first tuning that needs level 2 stays fast.
-        context.rule_summary(config, range(len(snapshot.messages)))
-        self.post_message(self.HybridPrepared(tuning.token_mode, context))
+        flips = list(self.strategy.flips(self._prepared(self.strategy), settings))
+        self.post_message(self.FlipsFound(key, settings, flips))
 
-    def on_context_screen_hybrid_prepared(self, message: HybridPrepared) -> None:
-        """The pipeline is ready for a mode: decide the current tuning if it still wants hybrid."""
-        self.hybrid_contexts[message.mode] = message.context
-        if self.tuning is not None and self.tuning.processor == "hybrid":
-            self.apply_tuning(self.tuning)
-
-    @work(thread=True, exclusive=True, group="diagnose", exit_on_error=False)
-    def diagnose_current(self, tuning: Tuning) -> None:
-        """Checks, findings and the smallest flips for `tuning`."""
-        if self.engine is None:
+    def on_context_screen_flips_found(self, message: FlipsFound) -> None:
+        """Keep the flips if they are still for the current settings; draw them if visible."""
+        if message.key != self.strategy.key or message.settings != self.settings:
             return
-        diagnosis = diagnose(self.engine, tuning, self.artifact, self.counting_note)
-        flips = smallest_flips(self.engine, tuning)
-        self.post_message(self.Diagnosed(tuning, diagnosis, flips))
-
-    def on_context_screen_diagnosed(self, message: Diagnosed) -> None:
-        """Keep the diagnosis if it is still for the current tuning; draw it if visible."""
-        if message.tuning != self.tuning:
-            return
-        self.diagnosis = message.diagnosis
         self.flips = message.flips
         self.refresh_side()
         if bool(self.flips) != self._footer_has_flips:
@@ -775,8 +542,6 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         """A flip button was pressed."""
         self.action_apply_flip(message.number + 1)
 
-    # --- search --------------------------------------------------------------------------
-
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -784,56 +549,23 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self.query_one("#search-bar").display = False
         self.query_one(MessageList).focus()
 
-    def run_search(self, query: str) -> None:
-        """Find `query` (case-insensitive) in content and tool calls; jump to the first match."""
-        self.search_query = query.strip().lower()
-        messages = self.current_messages()
-        if not self.search_query:
-            self.matches = []
-        else:
-            self.matches = [
-                i for i, m in enumerate(messages) if self.search_query in search_text(m)
-            ]
-        message_list = self.query_one(MessageList)
-        message_list.set_matches(self.matches)
-        if not self.matches:
-            if self.search_query:
-                self.notify(f"no message contains {query!r}", severity="warning")
-            return
-        after = [i for i in self.matches if i >= message_list.cursor]
-        message_list.move_to(after[0] if after else self.matches[0])
-        self.notify(f"{len(self.matches)} matches for {query!r} (n / N)")
-
     # --- actions -------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer only what applies to this artifact (palette and footer follow)."""
-        if self.engine is None and action not in ("back", "show_tab", "copy_why", "help"):
+        if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
             return False
-        hybrid = self.tuning is not None and self.tuning.processor == "hybrid"
         if action == "toggle_after":
-            # the after view is openJiuwen's own result; hybrid replays the context before
-            return self.artifact.after is not None and (not hybrid or None)
-        if action == "rerun" and hybrid:
-            return None  # the re-run calls openJiuwen's compaction; `inspector compare` runs hybrid's level 3
+            return self.artifact.after is not None or None
+        if action == "rerun":
+            return "rerun" in self.strategy.capabilities or None
         if action in ("next_match", "previous_match"):
             return bool(self.matches) or None
         if action == "apply_flip":
             number = int(parameters[0]) if parameters else 1  # type: ignore[call-overload]
             return self.flips is not None and number <= len(self.flips) or None
-        if action in (
-            "rerun",
-            "nudge",
-            "toggle_boundary",
-            "cycle_processor",
-            "cycle_token_mode",
-            "reset_tuning",
-            "sweep",
-            "toggle_compare",
-            "compare_strategies",
-            "strategy_view",
-        ):
-            return self.tuning is not None
+        if action == "sweep":
+            return bool(self.strategy.sweep_params()) or None
         return True
 
     def action_back(self) -> None:
@@ -852,72 +584,6 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         if not self.query_one(MessageList).display:
             self.set_class(True, "-side-only")
 
-    def action_search(self) -> None:
-        """Open the search box."""
-        self.query_one("#search-bar").display = True
-        self.query_one("#search", Input).focus()
-
-    def action_next_match(self) -> None:
-        """Next search match."""
-        self._step_match(1)
-
-    def action_previous_match(self) -> None:
-        """Previous search match."""
-        self._step_match(-1)
-
-    def _step_match(self, direction: int) -> None:
-        if not self.matches:
-            return
-        message_list = self.query_one(MessageList)
-        cursor = message_list.cursor
-        if direction > 0:
-            following = [i for i in self.matches if i > cursor]
-            target = following[0] if following else self.matches[0]
-        else:
-            before = [i for i in self.matches if i < cursor]
-            target = before[-1] if before else self.matches[-1]
-        message_list.move_to(target)
-
-    def _boundaries(self) -> list[int]:
-        if self.hybrid is not None and not self.showing_after:
-            result = self.hybrid
-            marks = {result.recent_start, *result.folded[:1]}
-            marks |= {i for i, t in enumerate(result.rows.truncations) if t.cut}
-            return sorted(i for i in marks if 0 <= i < result.message_count)
-        if self.evaluation is None or self.showing_after:
-            return []
-        span = self.evaluation.span
-        return sorted(
-            {start for start, end in (span.prefix, span.compress, span.tail) if end > start}
-        )
-
-    def action_next_boundary(self) -> None:
-        """Jump to the start of the next region."""
-        message_list = self.query_one(MessageList)
-        following = [b for b in self._boundaries() if b > message_list.cursor]
-        if following:
-            message_list.move_to(following[0])
-            self._say_region(following[0])
-
-    def action_previous_boundary(self) -> None:
-        """Jump to the start of this region, or of the previous one."""
-        message_list = self.query_one(MessageList)
-        before = [b for b in self._boundaries() if b < message_list.cursor]
-        if before:
-            message_list.move_to(before[-1])
-            self._say_region(before[-1])
-
-    def _say_region(self, index: int) -> None:
-        if self.hybrid is not None and not self.showing_after:
-            where = " (start of the recent window)" if index == self.hybrid.recent_start else ""
-            self.notify(
-                f"#{index}: {outcome_label(self.hybrid.outcome(index))}{where}", timeout=1.5
-            )
-            return
-        if self.evaluation is not None:
-            region = self.evaluation.span.region_of(index)
-            self.notify(f"#{index}: start of the {REGION_LABELS[region]}", timeout=1.5)
-
     def action_toggle_compare(self) -> None:
         """Show the recorded bar above the tuned one, and the Tune tab's side-by-side table."""
         self.compare = not self.compare
@@ -934,7 +600,7 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         messages = self.current_messages()
         self.links = tool_links(messages)
         self.results = results_by_call(messages)
-        self._shown_mode = None
+        self._shown_tokens = None
         self.matches = []
         message_list = self.query_one(MessageList)
         message_list.show(messages, None, self.links)
@@ -943,63 +609,42 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self._redraw()
 
     def action_sweep(self) -> None:
-        """Open the sweep view for the current tuning (the hybrid sweep for the hybrid pipeline)."""
-        if (
-            self.engine is None
-            or self.tuning is None
-            or self.tuning.token_mode not in self.priced_modes
-        ):
-            return
-        if self.tuning.processor == "hybrid":
-            self._open_hybrid_sweep(self.tuning)
+        """Open the sweep view of the current strategy and settings."""
+        if self.snapshot is None or self.decision is None:
             return
         from inspector.tui.screens.sweep import SweepScreen
 
-        def chosen(tuning: Tuning | None) -> None:
-            if tuning is not None:
-                self.apply_tuning(tuning)
+        def chosen(settings: Settings | None) -> None:
+            if settings is not None:
+                self.apply_settings(settings)
 
-        self.app.push_screen(SweepScreen(self.engine, self.tuning), chosen)
-
-    def _open_hybrid_sweep(self, tuning: Tuning) -> None:
-        """The hybrid sweep view, or a notice while the pipeline is still being prepared."""
-        context = self.hybrid_contexts.get(tuning.token_mode)
-        if context is None:
-            self.notify("the hybrid pipeline is still being prepared", severity="warning")
-            return
-        from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
-
-        def chosen(new: Tuning | None) -> None:
-            if new is not None:
-                self.set_tuning(
-                    **{k: getattr(new, k) for k in ("trigger_ratio", "keep_recent", "context_max")}
-                )
-
-        self.app.push_screen(HybridSweepScreen(context, tuning), chosen)
+        screen = SweepScreen(self.strategy, self._prepared(self.strategy), self.settings)
+        self.app.push_screen(screen, chosen)
 
     def action_compare_strategies(self) -> None:
         """Open the strategies view: this context under each compressor, side by side."""
-        if self.artifact.snapshot is None or self.tuning is None:
+        if self.snapshot is None:
             return
         from inspector.tui.screens.compare_screen import CompareScreen
 
-        self.app.push_screen(CompareScreen(self.artifact, self.tuning, self.counters))
-
-    def action_strategy_view(self) -> None:
-        """Open this context in the strategy view (every registered processor)."""
-        if self.artifact.snapshot is None or self.tuning is None:
-            return
-        from inspector.tui.screens.strategy_screen import StrategyScreen
-
-        self.app.push_screen(StrategyScreen(self.artifact, self.counters, self._tuning_changes()))
+        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
 
     def action_rerun(self) -> None:
-        """Open the re-run form for this context and the current tuning."""
-        if self.tuning is None:
+        """Open the re-run form for this context and the current settings."""
+        if self.snapshot is None or "rerun" not in self.strategy.capabilities:
             return
         from inspector.tui.screens.rerun_screen import open_rerun
 
-        open_rerun(self.app, self.artifact, self.tuning, counters=self.counters)
+        open_rerun(self.app, self.artifact, self._tuning(), counters=self.counters)
+
+    def _tuning(self) -> Tuning:
+        """The engine tuning the re-run and the strategies view take (the current settings by
+        their short names; another family keeps the recorded processor)."""
+        assert self.snapshot is not None
+        changes: dict[str, Any] = dict(tuning_overrides_of(self.settings))
+        if self.strategy.key in PROCESSOR_KINDS:
+            changes["processor"] = self.strategy.key
+        return apply_overrides(self.snapshot.tuning, changes)
 
     def action_copy_message(self) -> None:
         """Copy the selected message to the clipboard."""
@@ -1015,35 +660,9 @@ class ContextScreen(TuningActions, InspectorScreen[None]):
         self.notify("why report copied", timeout=2)
 
     def why_text(self) -> str:
-        """The why report of the current tuning as plain text."""
-        if self.artifact.snapshot is None or self.tuning is None:
-            return render_to_text(why_report(self.artifact, None))
-        selection = select(self.artifact.snapshot, self._tuning_changes())
-        strategy = selection.strategy
-        prepared = strategy.prepare(self.artifact.snapshot, self.counters, self.counting_note)
-        decision = strategy.decide(prepared, selection.settings, self.artifact)
-        flips = strategy.flips(prepared, selection.settings)
-        return render_to_text(why_report(self.artifact, decision, flips))
+        """The why report of the current settings as plain text."""
+        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
 
-    def _tuning_changes(self) -> dict[str, object]:
-        """The current tuning as overrides of the recorded one (for the strategy protocol)."""
-        assert self.tuning is not None
-        changes: dict[str, object] = {"processor": self.tuning.processor}
-        for name in ("trigger_ratio", "min_target_ratio", "keep_recent", "context_max"):
-            changes[name] = getattr(self.tuning, name)
-        changes["token_mode"] = self.tuning.token_mode
-        if not self.tuning.tool_boundary:
-            changes["tool_boundary"] = False
-        return changes
-
-    def action_toggle_side(self) -> None:
-        """Cycle the layout: list and panel, list only, panel only (for small terminals)."""
-        side, messages = self.query_one("#side"), self.query_one(MessageList)
-        if side.display and messages.display:
-            side.display = False
-        elif messages.display:
-            side.display, messages.display = True, False
-        else:
-            messages.display = True
-            messages.focus()
-        self.set_class(not messages.display, "-side-only")
+    def settings_fields(self) -> list[str]:
+        """Names of the current strategy's settings (for tests and the palette)."""
+        return [info.name for info in fields_of(self.strategy.settings_model)]

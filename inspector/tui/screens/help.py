@@ -1,4 +1,8 @@
-"""HelpScreen: every key of every screen, generated from the bindings themselves."""
+"""HelpScreen: every key of every screen, generated from the bindings themselves.
+
+The app-wide keys come from `inspector.tui.keys` (never from `inspector.tui.app`, which
+imports this module's callers).
+"""
 
 from __future__ import annotations
 
@@ -11,25 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-#: Key names shown in a friendlier form.
-KEY_NAMES = {
-    "slash": "/",
-    "greater_than_sign": ">",
-    "less_than_sign": "<",
-    "left_square_bracket": "[",
-    "right_square_bracket": "]",
-    "left_curly_bracket": "{",
-    "right_curly_bracket": "}",
-    "equals_sign": "=",
-    "minus": "-",
-    "plus": "+",
-    "question_mark": "?",
-}
+from inspector.tui.keys import APP_BINDINGS, KEY_NAMES, key_display
 
-
-def key_display(keys: str) -> str:
-    """'plus,equals_sign' -> '+ ='."""
-    return " ".join(KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
+__all__ = ["KEY_NAMES", "HelpScreen", "bindings_table", "help_sections", "key_display"]
 
 
 def bindings_table(title: str, bindings: list[BindingType]) -> Table:
@@ -59,11 +47,9 @@ def bindings_table(title: str, bindings: list[BindingType]) -> Table:
 
 def help_sections() -> list[tuple[str, list[BindingType]]]:
     """(title, bindings) for the app and each screen and widget with keys."""
-    from inspector.tui.app import InspectorApp
     from inspector.tui.screens.browser import BrowserScreen
     from inspector.tui.screens.compare_screen import CompareScreen
     from inspector.tui.screens.context import ContextScreen
-    from inspector.tui.screens.hybrid_sweep import HybridSweepScreen
     from inspector.tui.screens.sweep import SweepScreen
     from inspector.tui.widgets.message_list import MessageList
 
@@ -78,7 +64,7 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
         (
             "Everywhere",
             [
-                *InspectorApp.BINDINGS,
+                *APP_BINDINGS,
                 Binding("ctrl+p", "command_palette", "Command palette (every command below)"),
             ],
         ),
@@ -86,7 +72,6 @@ def help_sections() -> list[tuple[str, list[BindingType]]]:
         ("Context view", context),
         ("Message list", list(MessageList.BINDINGS)),
         ("Sweep view", list(SweepScreen.BINDINGS)),
-        ("Hybrid sweep view", list(HybridSweepScreen.BINDINGS)),
         ("Strategies view (C)", list(CompareScreen.BINDINGS)),
     ]
 

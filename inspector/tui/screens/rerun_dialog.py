@@ -229,8 +229,6 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
 
     def compose(self) -> ComposeResult:
         """One row per field, an error line under each, Run and Cancel."""
-        d = self.defaults
-        is_dump = self.artifact.kind == "dump"
         with VerticalScroll(id="rerun-form"):
             yield Static("Re-run the compaction against a real model", id="form-title")
             yield Static(
@@ -238,83 +236,93 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
                 id="form-source",
                 markup=False,
             )
-            with Horizontal(classes="field"):
-                yield Label("Base URL")
-                yield Input(d.base_url, placeholder=DEFAULT_BASE_URL, id="base-url", compact=True)
-            yield self._error_slot("base-url")
-            with Horizontal(classes="field"):
-                yield Label("Model")
-                yield Input(
-                    d.model, placeholder="model name, e.g. gpt-4o-mini", id="model", compact=True
-                )
-            yield self._error_slot("model")
-            with Horizontal(classes="field"):
-                yield Label("Key variable")
-                yield Input(
-                    d.api_key_env, placeholder=DEFAULT_API_KEY_ENV, id="key-env", compact=True
-                )
-                yield Checkbox("send a key", d.send_key, id="send-key", compact=True)
-            yield Static("", id="key-status", markup=False)
-            yield self._error_slot("key-env")
-            with Horizontal(classes="field"):
-                yield Label("Prompt")
-                with RadioSet(id="prompt", compact=True):
-                    yield RadioButton(
-                        "recorded in the dump" if is_dump else "recorded (dumps only)",
-                        value=d.prompt_choice == "recorded" and is_dump,
-                        id="prompt-recorded",
-                        disabled=not is_dump,
-                    )
-                    yield RadioButton(
-                        "built-in",
-                        value=d.prompt_choice == "builtin"
-                        or (d.prompt_choice == "recorded" and not is_dump),
-                        id="prompt-builtin",
-                    )
-                    yield RadioButton(
-                        "file", value=d.prompt_choice == "file", id="prompt-choose-file"
-                    )
-            with Horizontal(classes="field"):
-                yield Label("Prompt file")
-                yield Input(
-                    d.prompt_file or "",
-                    placeholder="path (with 'file' chosen)",
-                    id="prompt-file",
-                    compact=True,
-                )
-            yield self._error_slot("prompt-file")
-            with Horizontal(classes="field"):
-                yield Label("Tools")
-                yield Checkbox("offer the agent's tools", d.include_tools, id="tools", compact=True)
-                yield Static(
-                    "openJiuwen does; a reply that calls one skips the compression",
-                    classes="hint",
-                )
-            yield self._error_slot("tools")
-            with Horizontal(classes="field"):
-                yield Label("Retry policy")
-                with RadioSet(id="policy", compact=True):
-                    yield RadioButton(
-                        "openJiuwen's (reads error text)",
-                        value=d.policy == "openjiuwen",
-                        id="policy-openjiuwen",
-                    )
-                    yield RadioButton(
-                        "by status code", value=d.policy == "status", id="policy-status"
-                    )
-            yield self._error_slot("policy")
-            with Horizontal(classes="field"):
-                yield Label("Timeout (s)")
-                yield Input(f"{d.timeout_s:g}", id="timeout", compact=True)
-                yield Static("per HTTP call", classes="hint")
-            yield self._error_slot("timeout")
-            with Horizontal(classes="field"):
-                yield Label("Output folder")
-                yield Input(str(d.out_dir), id="out-dir", compact=True)
-            yield self._error_slot("out-dir")
+            yield from self._endpoint_fields()
+            yield from self._prompt_fields()
+            yield from self._call_fields()
             with Horizontal(id="form-buttons"):
                 yield Button("Run (ctrl+r)", variant="primary", id="run", compact=True)
                 yield Button("Cancel (esc)", id="cancel", compact=True)
+
+    def _endpoint_fields(self) -> ComposeResult:
+        """Base URL, model, the key's variable and whether to send a key."""
+        d = self.defaults
+        with Horizontal(classes="field"):
+            yield Label("Base URL")
+            yield Input(d.base_url, placeholder=DEFAULT_BASE_URL, id="base-url", compact=True)
+        yield self._error_slot("base-url")
+        with Horizontal(classes="field"):
+            yield Label("Model")
+            yield Input(
+                d.model, placeholder="model name, e.g. gpt-4o-mini", id="model", compact=True
+            )
+        yield self._error_slot("model")
+        with Horizontal(classes="field"):
+            yield Label("Key variable")
+            yield Input(d.api_key_env, placeholder=DEFAULT_API_KEY_ENV, id="key-env", compact=True)
+            yield Checkbox("send a key", d.send_key, id="send-key", compact=True)
+        yield Static("", id="key-status", markup=False)
+        yield self._error_slot("key-env")
+
+    def _prompt_fields(self) -> ComposeResult:
+        """Which prompt (recorded, built-in, a file) and the file's path."""
+        d = self.defaults
+        is_dump = self.artifact.kind == "dump"
+        with Horizontal(classes="field"):
+            yield Label("Prompt")
+            with RadioSet(id="prompt", compact=True):
+                yield RadioButton(
+                    "recorded in the dump" if is_dump else "recorded (dumps only)",
+                    value=d.prompt_choice == "recorded" and is_dump,
+                    id="prompt-recorded",
+                    disabled=not is_dump,
+                )
+                yield RadioButton(
+                    "built-in",
+                    value=d.prompt_choice == "builtin"
+                    or (d.prompt_choice == "recorded" and not is_dump),
+                    id="prompt-builtin",
+                )
+                yield RadioButton("file", value=d.prompt_choice == "file", id="prompt-choose-file")
+        with Horizontal(classes="field"):
+            yield Label("Prompt file")
+            yield Input(
+                d.prompt_file or "",
+                placeholder="path (with 'file' chosen)",
+                id="prompt-file",
+                compact=True,
+            )
+        yield self._error_slot("prompt-file")
+
+    def _call_fields(self) -> ComposeResult:
+        """Tools offered, retry policy, timeout and the output folder."""
+        d = self.defaults
+        with Horizontal(classes="field"):
+            yield Label("Tools")
+            yield Checkbox("offer the agent's tools", d.include_tools, id="tools", compact=True)
+            yield Static(
+                "openJiuwen does; a reply that calls one skips the compression",
+                classes="hint",
+            )
+        yield self._error_slot("tools")
+        with Horizontal(classes="field"):
+            yield Label("Retry policy")
+            with RadioSet(id="policy", compact=True):
+                yield RadioButton(
+                    "openJiuwen's (reads error text)",
+                    value=d.policy == "openjiuwen",
+                    id="policy-openjiuwen",
+                )
+                yield RadioButton("by status code", value=d.policy == "status", id="policy-status")
+        yield self._error_slot("policy")
+        with Horizontal(classes="field"):
+            yield Label("Timeout (s)")
+            yield Input(f"{d.timeout_s:g}", id="timeout", compact=True)
+            yield Static("per HTTP call", classes="hint")
+        yield self._error_slot("timeout")
+        with Horizontal(classes="field"):
+            yield Label("Output folder")
+            yield Input(str(d.out_dir), id="out-dir", compact=True)
+        yield self._error_slot("out-dir")
 
     def on_mount(self) -> None:
         """Focus the first field that still needs a value; show the key status."""

@@ -1,48 +1,64 @@
-"""SweepScreen: one parameter swept across its range, drawn as a chart with flip points.
+"""SweepScreen: one setting of the current strategy swept across its range, drawn as a chart
+with the points where the decision changes.
 
-Left/right pick a point, Enter applies its value to the context view's tuning (the screen
-is dismissed with the new Tuning), Escape closes without change.
+Works for every strategy through the protocol (`sweep_params`, `sweep`, `flips`). Left/right
+pick a point, Enter applies its value (the screen is dismissed with the new settings),
+Escape closes without change.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from inspector.core.engine import ContextEngine
-from inspector.core.tuning import Tuning
-from inspector.core.whatif import (
-    SWEEP_PARAMS,
+from inspector.core.strategy.base import (
+    Decision,
+    Prepared,
+    Settings,
+    Strategy,
     SweepPoint,
-    default_sweep_values,
-    flip_points,
-    smallest_flips,
-    sweep,
+    flip_indices,
 )
 from inspector.render.sweep_chart import ChartPoint, SweepChart, format_value
 from inspector.tui.screens.base import InspectorScreen
 
 
+def _number(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def chart_points(points: list[SweepPoint]) -> list[ChartPoint]:
     """The four plotted numbers of each sweep point."""
-    return [
-        ChartPoint(
-            value=p.value,
-            total=p.evaluation.total_tokens,
-            threshold=p.evaluation.threshold,
-            target=p.evaluation.span_target_tokens,
-            min_target=p.evaluation.min_target_value,
-            hit=p.evaluation.hit,
-            reason=p.evaluation.reason,
+    out = []
+    for point in points:
+        decision = point.decision
+        out.append(
+            ChartPoint(
+                value=point.value,
+                total=_number(decision.total_tokens),
+                threshold=_number(decision.threshold),
+                target=_number(decision.numbers.get("span_target_tokens", decision.target_tokens)),
+                min_target=_number(
+                    decision.numbers.get("min_target_value", decision.min_target_tokens)
+                ),
+                hit=decision.hit,
+                reason=decision.reason,
+            )
         )
-        for p in points
-    ]
+    return out
 
 
-class SweepScreen(InspectorScreen[Tuning | None]):
-    """The sweep chart of the current context and tuning."""
+def verdict_words(decision: Decision) -> str:
+    """What the decision is, in a few words."""
+    return decision.verdict.lower() + ("" if decision.hit else f" ({decision.reason})")
+
+
+class SweepScreen(InspectorScreen[Settings | None]):
+    """The sweep chart of the current context, strategy and settings."""
 
     BINDINGS = [
         Binding("escape", "close", "Close"),
@@ -53,18 +69,27 @@ class SweepScreen(InspectorScreen[Tuning | None]):
         Binding("f", "next_flip", "Next flip"),
         Binding("enter", "apply", "Apply value"),
         *[
-            Binding(str(i + 1), f"choose_param({i})", name, show=False)
-            for i, name in enumerate(SWEEP_PARAMS)
+            Binding(str(i + 1), f"choose_param({i})", f"Parameter {i + 1}", show=False)
+            for i in range(9)
         ],
     ]
 
-    def __init__(self, engine: ContextEngine, tuning: Tuning, param: str = "trigger_ratio") -> None:
+    def __init__(
+        self,
+        strategy: Strategy,
+        prepared: Prepared,
+        settings: Settings,
+        param: str | None = None,
+    ) -> None:
         super().__init__()
-        self.engine = engine
-        self.tuning = tuning
-        self.param = param
+        self.strategy = strategy
+        self.prepared = prepared
+        self.settings = settings
+        self.params = list(strategy.sweep_params())
+        self.param = param if param in self.params else self.params[0]
         self.points: list[SweepPoint] = []
         self.cursor = 0
+        self.base: Decision | None = None
 
     def compose(self) -> ComposeResult:
         """Parameter tabs, chart, cursor line, footer."""
@@ -78,14 +103,19 @@ class SweepScreen(InspectorScreen[Tuning | None]):
         self.compute()
 
     def compute(self) -> None:
-        """Sweep the chosen parameter (each point is an O(1) re-split) and redraw."""
-        values = set(default_sweep_values(self.engine, self.tuning, self.param))
-        # The exact flip point is rarely on the grid: add it so `f` lands on it.
-        values |= {
-            f.value for f in smallest_flips(self.engine, self.tuning) if f.param == self.param
-        }
-        self.points = sweep(self.engine, self.tuning, self.param, sorted(values))
-        current = getattr(self.tuning, self.param)
+        """Sweep the chosen parameter and redraw; the exact flip points join the grid."""
+        self.base = self.strategy.decide(self.prepared, self.settings)
+        grid = [
+            p.value for p in self.strategy.sweep(self.prepared, self.settings, self.param, None)
+        ]
+        exact = [
+            f.value
+            for f in self.strategy.flips(self.prepared, self.settings)
+            if f.param == self.param and f.strategy is None
+        ]
+        values = sorted(set(grid) | set(exact) | {getattr(self.settings, self.param)})
+        self.points = list(self.strategy.sweep(self.prepared, self.settings, self.param, values))
+        current = getattr(self.settings, self.param)
         self.cursor = min(
             range(len(self.points)), key=lambda i: abs(float(self.points[i].value) - float(current))
         )
@@ -94,7 +124,7 @@ class SweepScreen(InspectorScreen[Tuning | None]):
     def redraw(self) -> None:
         """Draw the parameter line, the chart and the point under the cursor."""
         params = Text()
-        for number, name in enumerate(SWEEP_PARAMS, start=1):
+        for number, name in enumerate(self.params, start=1):
             style = "bold reverse" if name == self.param else "dim"
             params.append(f" {number} {name} ", style)
             params.append(" ")
@@ -104,24 +134,21 @@ class SweepScreen(InspectorScreen[Tuning | None]):
         chart = SweepChart(
             self.param,
             chart_points(self.points),
-            getattr(self.tuning, self.param),
+            getattr(self.settings, self.param),
             self.cursor,
             height=height,
         )
         self.query_one("#sweep-chart", Static).update(chart)
         point = self.points[self.cursor]
-        ev = point.evaluation
+        decision = point.decision
         line = Text()
         line.append(f"{self.param} = {format_value(point.value)}: ", "bold")
-        line.append(
-            "compresses" if ev.hit else f"does not compress ({ev.reason})",
-            "green" if ev.hit else "red",
-        )
-        line.append(
-            f"  total {ev.total_tokens:,}  threshold {ev.threshold:,}  target {ev.span_target_tokens:,}  "
-            f"min {ev.min_target_value:,}"
-        )
-        flips = flip_points(self.points)
+        line.append(verdict_words(decision), "green" if decision.hit else "red")
+        if decision.total_tokens is not None and decision.threshold is not None:
+            line.append(f"  total {decision.total_tokens:,}  threshold {decision.threshold:,}")
+        if decision.summary:
+            line.append(f"\n{decision.summary}", "dim")
+        flips = flip_indices(self.points)
         if flips:
             line.append(
                 "\nflips: "
@@ -140,16 +167,17 @@ class SweepScreen(InspectorScreen[Tuning | None]):
 
     def action_choose_param(self, index: int) -> None:
         """Sweep parameter number `index`."""
-        self.param = SWEEP_PARAMS[index]
-        self.compute()
+        if 0 <= index < len(self.params):
+            self.param = self.params[index]
+            self.compute()
 
     def action_next_param(self) -> None:
         """Sweep the next parameter."""
-        self.action_choose_param((SWEEP_PARAMS.index(self.param) + 1) % len(SWEEP_PARAMS))
+        self.action_choose_param((self.params.index(self.param) + 1) % len(self.params))
 
     def action_previous_param(self) -> None:
         """Sweep the previous parameter."""
-        self.action_choose_param((SWEEP_PARAMS.index(self.param) - 1) % len(SWEEP_PARAMS))
+        self.action_choose_param((self.params.index(self.param) - 1) % len(self.params))
 
     def action_move(self, step: int) -> None:
         """Move the cursor along the sweep."""
@@ -157,19 +185,22 @@ class SweepScreen(InspectorScreen[Tuning | None]):
         self.redraw()
 
     def flip_targets(self) -> list[int]:
-        """At each flip, the point on the side whose verdict differs from the current tuning's."""
-        current_hit = self.engine.evaluate(self.tuning).hit
+        """At each change, the point on the side whose decision differs from the current one."""
+        assert self.base is not None
+        current = (self.base.hit, self.base.reason, self.base.verdict)
         targets = []
-        for index in flip_points(self.points):
-            before = self.points[index - 1]
-            targets.append(index - 1 if before.evaluation.hit != current_hit else index)
+        for index in flip_indices(self.points):
+            before = self.points[index - 1].decision
+            targets.append(
+                index - 1 if (before.hit, before.reason, before.verdict) != current else index
+            )
         return targets
 
     def action_next_flip(self) -> None:
-        """Move to the next value that flips the current verdict."""
+        """Move to the next value that changes the current decision."""
         targets = self.flip_targets()
         if not targets:
-            self.notify("the verdict does not flip in this range", severity="warning")
+            self.notify("the decision does not change in this range", severity="warning")
             return
         following = [i for i in targets if i > self.cursor]
         self.cursor = following[0] if following else targets[0]
@@ -178,7 +209,7 @@ class SweepScreen(InspectorScreen[Tuning | None]):
     def action_apply(self) -> None:
         """Use the value under the cursor in the context view."""
         value = self.points[self.cursor].value
-        self.dismiss(self.tuning.with_(**{self.param: value}))
+        self.dismiss(self.settings.with_(**{self.param: value}))
 
     def action_close(self) -> None:
         """Back without changing anything."""

@@ -12,9 +12,9 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.widgets import Static
 
+from inspector.core.live_events import SourceState
+from inspector.core.live_tracker import LiveTracker
 from inspector.render.live_report import compression_text, state_badge, usage_gauge
-from inspector.sources.live.events import SourceState
-from inspector.sources.live.tracker import LiveTracker
 
 #: How many of the latest compression operations the panel lists.
 RECENT_OPERATIONS = 3

@@ -7,7 +7,7 @@ up: `MessageList.Highlighted` when the cursor moves, `MessageList.Chosen` on Ent
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -21,10 +21,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.core.engine import Span
-from inspector.core.hybrid import MessageOutcome
 from inspector.core.messages import Message
 from inspector.core.strategy.base import Decision
-from inspector.render.hybrid_view import outcome_label, outcome_style
 from inspector.render.styles import REGION_STYLES
 
 ROLE_WIDTH = 9
@@ -32,7 +30,7 @@ TOKENS_WIDTH = 7
 LINK_WIDTH = 6
 #: Cells before the preview: region mark, index, role, tokens, link, changed mark.
 FIXED_WIDTH = 1 + 6 + ROLE_WIDTH + TOKENS_WIDTH + 1 + LINK_WIDTH + 1
-#: Cells of the outcome column shown when a HybridCompressor decision colours the rows.
+#: Cells of the label column shown when a strategy labels its rows (per-message outcomes).
 OUTCOME_WIDTH = 21
 
 
@@ -99,7 +97,6 @@ class MessageList(ScrollView, can_focus=True):
         self._changed: tuple[range, ...] = ()
         self._cache: dict[tuple[int, int, str, bool, bool, bool], Strip] = {}
         self._styles: dict[str, Style] = {}
-        self._outcome_of: Callable[[int], MessageOutcome] | None = None
         #: A strategy's decision colouring and labelling the rows (the protocol's view).
         self._decision: Decision | None = None
 
@@ -156,7 +153,7 @@ class MessageList(ScrollView, can_focus=True):
         """Colour rows by region; rows in the `changed` ranges are marked (region differs from recorded)."""
         self._span = span
         self._changed = tuple(changed)
-        self._outcome_of = None
+        self._decision = None
         self._cache.clear()
         self.refresh()
 
@@ -165,32 +162,27 @@ class MessageList(ScrollView, can_focus=True):
         self._decision = decision
         if decision is not None:
             self._span = None
-            self._outcome_of = None
             self._changed = ()
         self._cache.clear()
         self.refresh()
 
-    def set_outcomes(self, outcome_of: Callable[[int], MessageOutcome] | None) -> None:
-        """Colour and label rows by a HybridCompressor decision instead of regions (None: regions)."""
-        self._outcome_of = outcome_of
-        if outcome_of is not None:
-            self._span = None
-            self._changed = ()
-        self._cache.clear()
-        self.refresh()
+    def set_changed(self, changed: Sequence[range]) -> None:
+        """Mark rows whose region differs from the recorded decision."""
+        if tuple(changed) != self._changed:
+            self._changed = tuple(changed)
+            self._cache.clear()
+            self.refresh()
 
-    def outcome(self, index: int) -> MessageOutcome | None:
-        """The hybrid outcome of row `index` (None when rows show regions)."""
-        if self._outcome_of is None or not 0 <= index < len(self._messages):
-            return None
-        return self._outcome_of(index)
+    @property
+    def changed_ranges(self) -> tuple[range, ...]:
+        """The rows marked as changed."""
+        return self._changed
 
     def row_label(self, index: int) -> str:
-        """The outcome column of row `index` ('' when rows show regions)."""
+        """The label column of row `index` (empty when the strategy has no labels)."""
         if self._decision is not None:
             return self._decision.message_labels.get(index, "")
-        outcome = self.outcome(index)
-        return "" if outcome is None else outcome_label(outcome)
+        return ""
 
     def set_matches(self, matches: Collection[int]) -> None:
         """Highlight search matches."""
@@ -223,19 +215,14 @@ class MessageList(ScrollView, can_focus=True):
             if not self._messages and y == 0:
                 return Strip([Segment(" (no messages)", Style(dim=True))]).extend_cell_length(width)
             return Strip.blank(width, self.rich_style)
-        outcome = self.outcome(index)
-        region = (
-            self.region_of(index)
-            if outcome is None
-            else f"hybrid:{outcome.outcome}:{outcome_label(outcome)}"
-        )
+        region = self.region_of(index)
         if self._decision is not None:
             region = f"{region}\t{self.row_label(index)}"
         is_cursor = index == self.cursor
         key = (index, width, region, is_cursor, index in self._matches, self.is_changed(index))
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._build_line(index, width, region, is_cursor, outcome)
+            strip = self._build_line(index, width, region, is_cursor)
             if len(self._cache) > 2000:
                 self._cache.clear()
             self._cache[key] = strip
@@ -247,8 +234,6 @@ class MessageList(ScrollView, can_focus=True):
         if style is None:
             if name.startswith("region:"):
                 style = Style.parse(REGION_STYLES.get(name.removeprefix("region:"), "dim"))
-            elif name.startswith("outcome:"):
-                style = Style.parse(name.removeprefix("outcome:"))
             elif name == "base":
                 style = self.rich_style
             else:
@@ -268,7 +253,6 @@ class MessageList(ScrollView, can_focus=True):
         width: int,
         region: str,
         is_cursor: bool,
-        outcome: MessageOutcome | None = None,
     ) -> Strip:
         row = self._row(index)
         region, _, label = region.partition("\t")
@@ -280,11 +264,7 @@ class MessageList(ScrollView, can_focus=True):
             base = base + self._style("message-list--changed")
         if is_cursor:
             base = base + self._style("message-list--cursor")
-        region_style = (
-            self._style("region:" + region)
-            if outcome is None
-            else self._style("outcome:" + outcome_style(outcome))
-        )
+        region_style = self._style("region:" + region)
         index_style = self._style("message-list--index")
         tokens = "" if row.tokens is None else f"{row.tokens:,}"
         changed_mark = "•" if changed else " "
@@ -297,8 +277,6 @@ class MessageList(ScrollView, can_focus=True):
             Segment(changed_mark, base + Style(color="yellow", bold=True)),
         ]
         fixed = FIXED_WIDTH
-        if outcome is not None:
-            label = outcome_label(outcome)
         if label:
             segments.append(
                 Segment(f"{label[: OUTCOME_WIDTH - 1]:<{OUTCOME_WIDTH}}", base + region_style)

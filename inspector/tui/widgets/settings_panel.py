@@ -1,18 +1,22 @@
-"""SettingsPanel: one control per field of a strategy's settings model, generated from it.
+"""SettingsPanel: one control per field of a strategy's settings model, generated from it,
+and recorded vs tuned side by side.
 
 A new processor with new parameters appears here without new UI code. Messages up:
-`SettingsPanel.Edited(field, value)` after a control changed to a parseable value; the
-screen validates with the model and calls `show(...)` back (programmatic updates never echo).
+`SettingsPanel.Edited(field, value)` after a control changed to a parseable value,
+`ResetPressed`, `ComparePressed`; the screen validates with the model and calls `show(...)`
+back (programmatic updates never echo). `use_model` rebuilds the controls for another model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message as TextualMessage
-from textual.widgets import Input, Label, Select, Static
+from textual.widgets import Button, Input, Label, Select, Static
 
 from inspector.core.strategy.base import Settings
 from inspector.core.strategy.fields import FieldInfo, fields_of
@@ -47,7 +51,15 @@ class SettingsPanel(VerticalScroll, can_focus=False):
     SettingsPanel .settings-row.-changed Label { color: $warning; text-style: bold; }
     SettingsPanel #settings-problem { color: $error; height: auto; }
     SettingsPanel #settings-help { color: $text-muted; height: auto; margin-top: 1; }
+    SettingsPanel #settings-buttons { height: 1; margin: 1 0; }
+    SettingsPanel #settings-buttons Button { margin-right: 2; }
     """
+
+    class ResetPressed(TextualMessage):
+        """The user pressed reset."""
+
+    class ComparePressed(TextualMessage):
+        """The user pressed compare."""
 
     class Edited(TextualMessage):
         """The user set `field` to `value`."""
@@ -86,6 +98,10 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                     )
                     yield Input(id=f"field-{info.name}", type=kind, compact=True)  # type: ignore[arg-type]
         yield Static("", id="settings-problem")
+        with Horizontal(id="settings-buttons"):
+            yield Button("Reset to recorded (r)", id="settings-reset", compact=True)
+            yield Button("Compare (c)", id="settings-compare", compact=True)
+        yield Static(id="settings-compare-table")
         yield Static(
             "\n".join(
                 f"{i.name}: {i.description} ({i.range_text()})" for i in self.fields.values()
@@ -93,8 +109,27 @@ class SettingsPanel(VerticalScroll, can_focus=False):
             id="settings-help",
         )
 
-    def show(self, settings: Settings, recorded: Settings | None) -> None:
+    async def use_model(self, model: type[Settings]) -> None:
+        """Rebuild the controls for another strategy's settings model."""
+        if model is not self.model:
+            self.model = model
+            self.fields = {info.name: info for info in fields_of(model)}
+            self._shown = {}
+            await self.recompose()
+
+    def show(
+        self,
+        settings: Settings,
+        recorded: Settings | None,
+        verdicts: tuple[Text, Text] | None = None,
+    ) -> None:
         """Set every control to `settings`; mark the fields that differ from `recorded`."""
+        if type(settings) is not self.model:
+            return  # the model is being swapped; the screen shows again when it is
+        if recorded is not None and type(recorded) is self.model:
+            self.query_one("#settings-compare-table", Static).update(
+                compare_table(settings, recorded, verdicts)
+            )
         self._shown = settings.model_dump()
         with self.prevent(Input.Changed, Select.Changed):
             for name, info in self.fields.items():
@@ -130,10 +165,50 @@ class SettingsPanel(VerticalScroll, can_focus=False):
     def on_select_changed(self, event: Select.Changed) -> None:
         """A choice made."""
         event.stop()
-        if event.value is Select.BLANK:
+        if event.value is Select.NULL:  # Select.BLANK is False, a real choice here
             return
         self._post((event.select.id or "").removeprefix("field-"), event.value)
 
     def _post(self, name: str, value: Any) -> None:
         if name in self._shown and self._shown[name] != value:
             self.post_message(self.Edited(name, value))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Reset or compare."""
+        if event.button.id == "settings-reset":
+            event.stop()
+            self.post_message(self.ResetPressed())
+        elif event.button.id == "settings-compare":
+            event.stop()
+            self.post_message(self.ComparePressed())
+
+
+def show_value(value: Any) -> str:
+    """A setting as shown in the table."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return format(value, "g")
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def compare_table(
+    settings: Settings, recorded: Settings, verdicts: tuple[Text, Text] | None
+) -> Table:
+    """Recorded and tuned values side by side; changed rows highlighted."""
+    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    table.add_column("")
+    table.add_column("recorded")
+    table.add_column("tuned")
+    for info in fields_of(type(settings)):
+        old, new = getattr(recorded, info.name), getattr(settings, info.name)
+        style = "bold yellow" if old != new else ""
+        table.add_row(info.name, show_value(old), Text(show_value(new), style))
+    if verdicts is not None:
+        table.add_row("verdict", verdicts[0], verdicts[1])
+    for column in table.columns:
+        column.no_wrap = True
+        column.overflow = "ellipsis"
+    return table

@@ -15,7 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
 from textual.widgets import Button, Static
 
-from inspector.core.whatif import Flip
+from inspector.core.strategy.base import Flip
 from inspector.render.sweep_chart import format_value
 
 #: Flip buttons shown (keys 1-9 apply them).
@@ -34,8 +34,9 @@ def flip_label(number: int, flip: Flip) -> str:
         if isinstance(flip.current, int | float) and not isinstance(flip.current, bool)
         else str(flip.current)
     )
-    then = "compresses" if flip.evaluation.hit else f"stops ({flip.evaluation.reason})"
-    if flip.param in ("processor", "token_mode", "tool_boundary"):
+    decision = flip.decision
+    then = decision.verdict.lower() if decision.hit else f"stops ({decision.reason})"
+    if not isinstance(flip.value, int | float) or isinstance(flip.value, bool):
         return f"{number}  {flip.param} → {value}: {then}"
     return f"{number}  {flip.param} {current}→{value}: {then}"
 

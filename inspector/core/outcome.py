@@ -1,0 +1,79 @@
+"""One outcome classifier for an artifact: compressed, not compressed, or failed, and why.
+
+Used by the browser rows (`tui/rows.py`, text and kind of the outcome column) and by
+`stats` (`core/stats.py`, counts per outcome and per reason), so both read a dump or a
+debug run the same way. Recorded facts win over our evaluation: a dump is compressed; a
+debug run says its own outcome and reason; only a bare context is judged by the engine.
+Must not import anything outside the standard library and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from inspector.core.artifact import Artifact, recorded_value
+from inspector.core.engine import Evaluation
+
+OutcomeKind = Literal["compressed", "not compressed", "failed"]
+#: The outcome kinds, in the order the browser cycles its filter through them ("error" is a load error).
+OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How an artifact ended, in three forms.
+
+    `kind` is the coarse class; `text` the browser's short sentence; `recorded` the
+    outcome word the artifact itself wrote (`compressed`, `not_compressed`, `silent_end`,
+    `failed`, ...; None when it wrote none); `reason` why it did not compress or why it
+    failed (the threshold check's reason, or the last retry's reason).
+    """
+
+    kind: OutcomeKind
+    text: str
+    recorded: str | None = None
+    reason: str | None = None
+
+
+def _last_retry_reason(recorded: Mapping[str, object]) -> str | None:
+    retries = recorded_value(recorded, "retries")
+    last = retries[-1] if isinstance(retries, list) and retries else None
+    why = last.get("reason") if isinstance(last, Mapping) else None
+    return str(why) if why else None
+
+
+def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object]) -> Outcome:
+    """The outcome of an artifact that wrote its own outcome word."""
+    lowered = word.lower()
+    if lowered.startswith("compress") or lowered in ("dump", "applied"):
+        return Outcome("compressed", "compressed", word)
+    if lowered == "silent_end":
+        return Outcome("failed", "failed: silent end, no dump", word, "silent_end")
+    if "fail" in lowered or "error" in lowered:
+        why = _last_retry_reason(recorded)
+        return Outcome("failed", f"failed: {why or word}", word, why)
+    text_reason = reason if isinstance(reason, str) and reason else None
+    return Outcome("not compressed", f"no: {reason or word}", word, text_reason)
+
+
+def classify_outcome(artifact: Artifact, evaluation: Evaluation | None = None) -> Outcome:
+    """The artifact's outcome: its own record first, else our evaluation of its context."""
+    recorded = artifact.recorded
+    word = recorded_value(recorded, "outcome", "final_outcome")
+    word = word if isinstance(word, str) and word else None
+    if artifact.kind == "dump":
+        return Outcome("compressed", "compressed", word or "compressed")
+    reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
+    if word is not None:
+        return _from_recorded_word(word, reason, recorded)
+    if isinstance(reason, str) and reason and artifact.kind == "debug":
+        if reason == "reached_threshold":
+            return Outcome("failed", "failed: reached threshold, no dump", None, reason)
+        return Outcome("not compressed", f"no: {reason}", None, reason)
+    if evaluation is None:
+        return Outcome("not compressed", "no context")
+    if evaluation.hit:
+        return Outcome("compressed", "would compress")
+    return Outcome("not compressed", f"no: {evaluation.reason}", None, evaluation.reason)

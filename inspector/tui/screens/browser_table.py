@@ -1,0 +1,88 @@
+"""The browser table's cells, filter line and sort keys: pure helpers over `BrowserRow`.
+
+Rich only, no Textual.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from inspector.tui.rows import BrowserRow
+
+#: (column key, header, sort key)
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("time", "time"),
+    ("processor", "processor"),
+    ("outcome", "outcome"),
+    ("tokens", "tokens before→after"),
+    ("reduction", "cut"),
+    ("retries", "retries"),
+    ("session", "session"),
+    ("title", "id / source"),
+)
+OUTCOME_WIDTH = 28
+OUTCOME_STYLES = {
+    "compressed": "green",
+    "not compressed": "yellow",
+    "failed": "red",
+    "error": "bold red",
+}
+
+
+def _short_processor(name: str) -> str:
+    return name.removesuffix("Compressor") or name
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def sort_value(row: BrowserRow, column: str) -> Any:
+    """A comparable key for `column`; missing values sort last."""
+    if column == "time":
+        return (row.timestamp is None, -(row.timestamp or 0.0), row.key)
+    if column == "tokens":
+        return (row.before is None, -(row.before or 0), row.key)
+    if column == "reduction":
+        return (row.reduction is None, -(row.reduction or 0.0), row.key)
+    if column == "retries":
+        return (row.retries is None, -(row.retries or 0), row.key)
+    return (getattr(row, column) == "", str(getattr(row, column)).lower(), row.key)
+
+
+def row_cells(row: BrowserRow) -> list[Any]:
+    """The table cells of one row."""
+    style = OUTCOME_STYLES.get(row.outcome_kind, "")
+    if row.before is not None and row.after is not None:
+        tokens = f"{row.before:,}→{row.after:,}"
+    elif row.before is not None:
+        tokens = f"{row.before:,}"
+    else:
+        tokens = ""
+    return [
+        row.time[5:16] if row.time else "",
+        _short_processor(row.processor),
+        Text(_clip(row.outcome, OUTCOME_WIDTH), style),
+        Text(tokens, justify="right"),
+        Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
+        Text(str(row.retries) if row.retries is not None else "", justify="right"),
+        row.session,
+        row.title if row.error is None else row.error.source,
+    ]
+
+
+def filters_text(
+    processor: str | None, outcome: str | None, column: str, reverse: bool, shown: str
+) -> Text:
+    """The filter line: processor, outcome, sort and rows shown."""
+    text = Text()
+    text.append(" processor ", "dim")
+    text.append(_short_processor(processor) if processor else "all", "bold")
+    text.append("  outcome ", "dim")
+    text.append(outcome or "all", "bold")
+    text.append("  sort ", "dim")
+    text.append(column + (" ↑" if reverse else ""), "bold")
+    text.append(f"  rows {shown}", "dim")
+    return text

@@ -1,0 +1,81 @@
+"""Small pure helpers of the context view: its verdict line, region lines and the settings
+spelled as our older tuning names. Rich only (no Textual), no strategy named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from inspector.core.strategy.base import Decision, Settings
+from inspector.core.strategy.fields import fields_of
+from inspector.render.styles import REGION_STYLES
+
+
+def decision_verdict(decision: Decision, recorded: Decision | None = None) -> Text:
+    """The verdict with the reason and the numbers that decided it."""
+    text = Text()
+    style = "bold white on green" if decision.hit else "bold white on red"
+    text.append(f" {decision.verdict} ", style)
+    text.append(f" {decision.reason}  ", "bold")
+    if decision.total_tokens is not None and decision.threshold is not None:
+        relation = "≥" if decision.total_tokens >= decision.threshold else "<"
+        text.append(f"total {decision.total_tokens:,} {relation} threshold {decision.threshold:,}")
+    minimum = decision.numbers.get("min_target_value", decision.min_target_tokens)
+    if decision.target_tokens is not None and isinstance(minimum, int):
+        relation = "≥" if decision.target_tokens >= minimum else "<"
+        text.append(f"  target {decision.target_tokens:,} {relation} min {minimum:,}")
+    if decision.reason == "no_compressible_span":
+        text.append("  (nothing left between kept prefix and kept tail)", "italic")
+    if recorded is not None and (recorded.hit, recorded.reason) != (decision.hit, decision.reason):
+        text.append("  (recorded tuning: ", "dim")
+        text.append(recorded.reason, "green" if recorded.hit else "red")
+        text.append(")", "dim")
+    if decision.summary:
+        text.append(f"\n{decision.summary}", "dim")
+    return text
+
+
+def verdict_word(decision: Decision) -> Text:
+    """Green verdict, or the reason in red."""
+    if decision.hit:
+        return Text(decision.verdict.lower(), "green")
+    return Text(decision.reason, "red")
+
+
+def regions_text(decision: Decision) -> Text:
+    """Each region, one per line: messages, index range, tokens (runs of one region added up)."""
+    grouped: dict[str, list[Any]] = {}
+    for region in decision.regions:
+        grouped.setdefault(region.name, []).append(region)
+    text = Text()
+    for name, runs in grouped.items():
+        if text:
+            text.append("\n")
+        count = sum(r.size for r in runs)
+        text.append("■ ", REGION_STYLES.get(name, ""))
+        text.append(f"{runs[0].label}: ", "bold")
+        starts = [r.start for r in runs if r.size]
+        ends = [r.end for r in runs if r.size]
+        where = f" #{min(starts)}–#{max(ends) - 1}" if starts else ""
+        tokens = [r.tokens for r in runs]
+        if all(t is not None for t in tokens):
+            amount = f", {sum(t or 0 for t in tokens):,} tokens"
+        elif decision.message_tokens is not None:
+            amount = (
+                f", {sum(sum(decision.message_tokens[r.start : r.end]) for r in runs):,} tokens"
+            )
+        else:
+            amount = ""
+        text.append(f"{count} msgs{where}{amount}")
+    return text
+
+
+def tuning_overrides_of(settings: Settings) -> dict[str, Any]:
+    """The settings by our older short names where a field has one (`trigger_ratio`, ...)."""
+    return {
+        info.alias: getattr(settings, info.name)
+        for info in fields_of(type(settings))
+        if info.alias is not None
+    }
