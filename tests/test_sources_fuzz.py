@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import shutil
 import tempfile
@@ -12,6 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.cli.common import print_json_line
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.engine import PricedContext
 from inspector.encoding import make_counters
@@ -43,6 +45,14 @@ def _check(data: bytes, name: str = "1795975646584_CurrentRoundCompressor_x.json
     results = list(load_paths([path], counters=COUNTERS))
     errors = [r for r in results if isinstance(r, LoadError)]
     assert len(errors) <= 1
+    out = io.BytesIO()
+    stream = io.TextIOWrapper(out, encoding="ascii")  # a strict stdout that cannot hold UTF-8
+    for result in results:
+        line = result.to_dict() if isinstance(result, LoadError) else dict(result.recorded)
+        print_json_line(line, stream)
+    written = out.getvalue().decode("utf-8").splitlines()  # valid UTF-8 JSON Lines
+    assert len(written) == len(results) and all(json.loads(text) is not None for text in written)
+    stream.detach()
     for result in results:
         assert isinstance(result, Artifact | LoadError)
         if isinstance(result, LoadError):
@@ -69,7 +79,10 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 DUMP_PATHS = _paths(DUMP_JSON)[1:]
 IMAGE_PATHS = _paths(IMAGES_DUMP)[1:]
-SWAPS = st.sampled_from([None, True, 0, -1, 2**70, 1.5, "", "x", [], {}, [1, "a"], {"role": 3}])
+SWAPS = st.sampled_from(
+    [None, True, 0, -1, 2**70, 10**400, -(10**400), 1.5, "", "x", "a\ud800", "\udfff"]
+    + [[], {}, [1, "a"], {"role": 3}]
+)
 
 
 def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
@@ -185,3 +198,19 @@ def test_type_swaps_in_a_snapshot(path: tuple[Any, ...], value: Any) -> None:
 @given(st.sampled_from(ANTHROPIC_PATHS), SWAPS)
 def test_type_swaps_in_anthropic_messages(path: tuple[Any, ...], value: Any) -> None:
     _check(json.dumps(_set(ANTHROPIC, path, value)).encode(), name="chat.json")
+
+
+LOG_RECORDS = [json.loads(line) for line in LOG_BYTES.decode("utf-8").splitlines() if line.strip()]
+LOG_PATHS = [
+    (index, *path) for index, record in enumerate(LOG_RECORDS) for path in _paths(record)[1:]
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.sampled_from(LOG_PATHS), SWAPS)
+def test_type_swaps_in_debug_records(path: tuple[Any, ...], value: Any) -> None:
+    records = _set(LOG_RECORDS, path, value)
+    results = _check(
+        "\n".join(json.dumps(r) for r in records).encode(), name="CurrentRoundCompressor.jsonl"
+    )
+    assert results  # the other records still load, or the one bad record is reported

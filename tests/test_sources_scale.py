@@ -18,7 +18,7 @@ from inspector.core.artifact import Artifact, LoadError
 from inspector.core.stats import compute_stats
 from inspector.encoding import LazyEncodeLen, load_cl100k, make_counters
 from inspector.sources.cache import TokenCache, cached_counters
-from inspector.sources.dump import HEADER_ONLY_NOTE
+from inspector.sources.dump_artifact import HEADER_ONLY_NOTE
 from inspector.sources.entries import entry_details, list_entries
 from inspector.sources.loader import load_paths
 from tests.conftest import REFERENCE
@@ -58,14 +58,14 @@ def test_header_load_in_a_process_pool_matches_serial(
     serial = _summary(list(load_paths([folder], contexts=False)))
     monkeypatch.setattr(loader_module, "POOL_MIN_FILES", 2)
     started: list[int] = []
-    enter = loader_module._ChunkSharing.__enter__
+    enter = loader_module.ChunkSharing.__enter__
 
     def spy(self: Any) -> Any:
         entered = enter(self)
         started.append(len(self.processes))
         return entered
 
-    monkeypatch.setattr(loader_module._ChunkSharing, "__enter__", spy)
+    monkeypatch.setattr(loader_module.ChunkSharing, "__enter__", spy)
     skipped: list[Any] = []
     pooled = list(load_paths([folder], contexts=False, skipped=skipped))
     assert _summary(pooled) == serial

@@ -24,6 +24,7 @@ COMMAND_MODULES: dict[str, str] = {
     "compare": "inspector.cli.compare",
     "rerun": "inspector.cli.rerun",
     "cache": "inspector.cli.cache",
+    "schema": "inspector.cli.schema",
 }
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +51,7 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
         "--processor",
         metavar="NAME",
         help="processor to evaluate: "
-        + ", ".join(registry.keys())
+        + ", ".join(registry.strategy_keys())
         + " (or openJiuwen's class name)",
     )
     group.add_argument(
@@ -142,9 +143,31 @@ def default_sources(repo_samples: Path | None = None) -> list[str]:
     return ["sample_dumps"]
 
 
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def print_json_line(obj: Any, stream: Any = None) -> None:
-    """One compact JSON object per line (non-ASCII kept)."""
-    print(json.dumps(obj, ensure_ascii=False, default=str), file=stream or sys.stdout, flush=True)
+    """One compact JSON object per line (non-ASCII kept), always valid UTF-8.
+
+    A lone surrogate (read from a `"\\ud800"` escape) cannot be encoded as UTF-8: it is
+    written as the same JSON escape, so the line still reads back to the same string. The
+    line goes out as UTF-8 bytes whatever the stream's own encoding.
+    """
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    try:
+        data = (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        text = _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        data = (text + "\n").encode("utf-8")
+    out = stream or sys.stdout
+    binary = getattr(out, "buffer", None)
+    if binary is not None:
+        out.flush()
+        binary.write(data)
+        binary.flush()
+    else:
+        out.write(data.decode("utf-8"))
+        out.flush()
 
 
 def require_sources(sources: Sequence[str]) -> list[str]:

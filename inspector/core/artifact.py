@@ -1,19 +1,160 @@
 """What a source yields: an artifact (a context and/or a record of what happened) or a load error.
 
-Every front end (CLI, TUI, watch) consumes these two types only.
+Every front end (CLI, TUI, watch) consumes these two types only. `Artifact.recorded` is
+what the artifact itself says happened: a `DumpRecorded` for a dump, a `DebugRecorded`
+for a debug-log run (frozen, named fields), any mapping for other producers. The typed
+records are also read-only mappings holding exactly the keys of the CLI contract's
+`recorded` object (`why --json`), so `recorded["tokens_before"]`, `dict(recorded)` and
+`recorded_value(...)` keep working.
 Must not import anything outside the standard library and `inspector.core`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 
 ArtifactKind = Literal["snapshot", "messages", "dump", "debug"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanCounts:
+    """Region sizes as an artifact recorded them (None: not recorded)."""
+
+    preserved_prefix: int | None = None
+    messages_to_compress: int | None = None
+    protected_tail: int | None = None
+
+    @classmethod
+    def of(cls, counts: Mapping[str, Any] | None) -> SpanCounts | None:
+        """From a `{"preserved_prefix", "messages_to_compress", "protected_tail"}` mapping."""
+        if counts is None:
+            return None
+        return cls(
+            counts.get("preserved_prefix"),
+            counts.get("messages_to_compress"),
+            counts.get("protected_tail"),
+        )
+
+    def to_dict(self) -> dict[str, int | None]:
+        """The JSON object of the CLI contract."""
+        return {
+            "preserved_prefix": self.preserved_prefix,
+            "messages_to_compress": self.messages_to_compress,
+            "protected_tail": self.protected_tail,
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A field value as plain JSON data (what `why --json` prints)."""
+    if isinstance(value, SpanCounts):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+class Recorded(Mapping[str, Any]):
+    """Base of the typed records: a read-only mapping over the dataclass fields.
+
+    Fields named in `OPTIONAL` are left out of the mapping while they are None (the
+    contract writes them only when known).
+    """
+
+    __slots__ = ()
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def keys_of(cls) -> tuple[str, ...]:
+        """Every key a record of this class can hold, in the contract's order."""
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        return names
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.keys_of():
+            raise KeyError(key)
+        value = getattr(self, key)
+        if value is None and key in self.OPTIONAL:
+            raise KeyError(key)
+        return _plain(value)
+
+    def __iter__(self) -> Iterator[str]:
+        for name in self.keys_of():
+            if name not in self.OPTIONAL or getattr(self, name) is not None:
+                yield name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `recorded` object of `why --json`."""
+        return {name: self[name] for name in self}
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DumpRecorded(Recorded):
+    """What a compression dump recorded (plus the linked run's check and retries)."""
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"threshold_check", "stale_usage"})
+
+    outcome: str = "compressed"
+    span: SpanCounts = field(default_factory=SpanCounts)
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    reduction: int | None = None
+    reduction_ratio: float | None = None
+    context_max: int | None = None
+    target_tokens: int | None = None
+    #: The linked run's compression_retry records, in order.
+    retries: tuple[Mapping[str, Any], ...] = ()
+    messages_before: int | None = None
+    messages_after: int | None = None
+    summary_chars: int | None = None
+    model_calls: int | None = None
+    #: The span first built (the linked span_built record), before any overflow shrink.
+    span_first_built: SpanCounts | None = None
+    #: Tuning values inferred from the dump: name -> {"value", "from"}.
+    inferred: Mapping[str, Any] = field(default_factory=dict)
+    #: What the dump cannot give back, in words.
+    unrecoverable: tuple[str, ...] = ()
+    #: The linked threshold_check record, as logged.
+    threshold_check: Mapping[str, Any] | None = None
+    #: How the kept usage records' stale flags were chosen.
+    stale_usage: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DebugRecorded(Recorded):
+    """What a debug-log run recorded: the check's reason and numbers, retries, outcome."""
+
+    #: The run's threshold_check record, as logged (None: the run has none).
+    threshold_check: Mapping[str, Any] | None = None
+    reason: str | None = None
+    hit: bool | None = None
+    total_tokens: int | None = None
+    threshold: int | None = None
+    context_max: int | None = None
+    target_tokens: int | None = None
+    min_target_tokens: int | None = None
+    retries: tuple[Mapping[str, Any], ...] = ()
+    #: compressed, not_compressed, failed, silent_end, ...
+    outcome: str | None = None
+    span: SpanCounts | None = None
+    silent_causes: tuple[str, ...] = ()
+    other_events: tuple[Mapping[str, Any], ...] = ()
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +164,8 @@ class Artifact:
     `snapshot` is the context to evaluate (for a dump: the rebuilt pre-compression context;
     None when no context is available, e.g. a debug log alone). `recorded` holds what the
     artifact itself says happened (CLI contract: for a dump its span counts, tokens
-    before/after, reduction; for a debug log the last threshold_check, retries, outcome).
+    before/after, reduction; for a debug log the last threshold_check, retries, outcome):
+    a `DumpRecorded` or `DebugRecorded` from the file sources.
     """
 
     source: str
@@ -44,7 +186,11 @@ class Artifact:
 
 
 def recorded_value(recorded: Mapping[str, Any], *names: str) -> Any:
-    """The first non-null value among dotted `names` ("benefit.tokens_before") in a recorded mapping."""
+    """The first non-null value among dotted `names` ("span.protected_tail") in a recorded mapping.
+
+    Kept for readers of mappings from other producers; a typed record's keys are fixed
+    (`DumpRecorded`, `DebugRecorded`), so one name suffices for them.
+    """
     for name in names:
         value: Any = recorded
         for part in name.split("."):

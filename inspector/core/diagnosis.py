@@ -41,7 +41,11 @@ def _plural(count: int, word: str) -> str:
     return f"{n(count)} {word}" + ("" if count == 1 else "s")
 
 
-_MODE_WORDS = {"tiktoken_cl100k": "cl100k", "len_div_4": "len//4"}
+_MODE_WORDS = {
+    "tiktoken_cl100k": "cl100k",
+    "len_div_4": "len//4",
+    "string_length": "StringLengthCounter (len//3)",
+}
 
 
 def diagnose(
@@ -120,7 +124,8 @@ def _threshold_check(priced: PricedContext, tuning: Tuning, ev: Evaluation) -> C
         where = _position(priced, usage.index)
         how = (
             f"usage baseline {n(usage.total_tokens or 0)} from {where} plus "
-            f"{n(usage.tail_tokens)} (len//4) for the {_plural(after, 'message')} after it"
+            f"{n(usage.tail_tokens)} (len//{priced.counter.tail_divisor}) for the "
+            f"{_plural(after, 'message')} after it"
         )
         numbers.update(
             path="usage_baseline",
@@ -327,7 +332,7 @@ def _usage_findings(priced: PricedContext, tuning: Tuning) -> list[Finding]:
                 "usage_baseline_used",
                 "info",
                 f"the total uses the model's own usage record ({n(usage.total_tokens or 0)} total_tokens) "
-                f"plus len//4 of later messages; counted with the tokenizer it would be "
+                f"plus len//{priced.counter.tail_divisor} of later messages; counted with the tokenizer it would be "
                 f"{n(priced.counted_total)}",
                 {
                     "usage_total_tokens": usage.total_tokens,

@@ -6,14 +6,37 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from inspector.core.checks import Finding
-from inspector.core.hybrid_config import alignment_check
-from inspector.core.hybrid_result import HybridResult
+from inspector.core.hybrid_config import HybridConfig, alignment_check
+from inspector.core.hybrid_result import HybridResult, WaterLevel
+from inspector.core.hybrid_truncate import Truncation
+from inspector.core.messages import Message
+from inspector.core.tokens import TokenCounter
 
-if TYPE_CHECKING:
-    from inspector.core.hybrid import _Plan
+
+class _Plan(Protocol):
+    """What the findings read of the pipeline's plan (`inspector.core.hybrid._Plan`)."""
+
+    config: HybridConfig
+    threshold: int
+    truncations: list[Truncation]
+    est_level1: list[int]
+    fixed: int
+    turns: list[int]
+    recent_start: int
+    kept_middle: list[int]
+    middle: list[int]
+    levels: list[WaterLevel]
+    stage: int
+    notes: list[str]
+
+    @property
+    def original(self) -> tuple[Message, ...]: ...
+
+    @property
+    def counter(self) -> TokenCounter | None: ...
 
 
 def kept_estimate(plan: _Plan) -> int:

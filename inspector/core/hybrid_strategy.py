@@ -263,6 +263,11 @@ class HybridStrategy:
         """Nothing is counted until the first decision."""
         return HybridPrepared(snapshot, counters, counting_note)
 
+    def counting_key(self, settings: Settings) -> str:
+        """The token mode of our own counts beside the estimate."""
+        assert isinstance(settings, HybridSettings)
+        return settings.token_mode
+
     def decide(
         self, prepared: Any, settings: Settings, artifact: Artifact | None = None
     ) -> Decision:

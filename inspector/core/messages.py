@@ -8,6 +8,7 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,9 @@ INTERNAL_USER_PREFIXES: tuple[str, ...] = (
     "<recovered_context>",
     "[STATE_REINJECTION]",
 )
+
+#: The largest magnitude a number may have (a float's range): a usage total beyond it is refused.
+FLOAT_MAX = sys.float_info.max
 
 _MESSAGE_KEYS = {
     "role",
@@ -123,8 +127,16 @@ class Message:
         if not isinstance(calls_raw, list | tuple):
             raise FormatError("tool_calls must be a list")
         usage = raw.get("usage_metadata")
-        if usage is not None and not is_mapping(usage):
-            raise FormatError("usage_metadata must be an object")
+        if usage is not None:
+            if not is_mapping(usage):
+                raise FormatError("usage_metadata must be an object")
+            total = usage.get("total_tokens")
+            if type(total) is int and not -FLOAT_MAX <= total <= FLOAT_MAX:
+                raise FormatError(
+                    f"usage_metadata.total_tokens is out of range: an integer of "
+                    f"{len(str(abs(total))) if abs(total) < 10**4000 else '>4000'} digits, "
+                    "beyond what a number can hold"
+                )
         metadata = raw.get("metadata")
         if not is_mapping(metadata):
             metadata = {}

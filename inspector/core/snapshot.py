@@ -13,6 +13,9 @@ contract): `processor_family` (`forked`, the default, or `standard`), `openjiuwe
 is kept raw (openJiuwen's field names) beside the forked `tuning` read from it, so a
 strategy of any family builds its own settings from it.
 Unknown keys (`expected`, `generator`, ...) are tolerated and kept in `extra`.
+The envelope's types (strict, NaN and huge integers refused, each error naming its key) are
+checked where files are read, by `inspector.formats.SnapshotEnvelope`; this module builds
+the snapshot from a checked object and guards only what it needs to build it.
 Must not import anything outside the standard library and `inspector.core`.
 """
 
@@ -160,14 +163,6 @@ def snapshot_from_dict(raw: Any, default_id: str = "snapshot") -> ContextSnapsho
         raw.get("hook"),
         raw.get("added_from"),
     )
-    if version is not None and not isinstance(version, str):
-        raise FormatError("'openjiuwen_version' must be a release string such as '0.1.19.post2'")
-    if hook is not None and hook not in ("add_messages", "get_context_window"):
-        raise FormatError(f"'hook' must be 'add_messages' or 'get_context_window', got {hook!r}")
-    if added_from is not None and (
-        isinstance(added_from, bool) or not isinstance(added_from, int) or added_from < 0
-    ):
-        raise FormatError("'added_from' must be an integer >= 0")
     processor_name = raw.get("processor")
     known = {
         "id",

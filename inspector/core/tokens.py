@@ -296,6 +296,21 @@ class TokenCounter:
         #: Optional persistent memo consulted on an in-memory miss (see `PieceStore`).
         self.store: PieceStore | None = None
 
+    def with_divisors(self, char_divisor: int, tail_divisor: int) -> TokenCounter:
+        """The same counter (mode, encoder, image pricing, persistent store) with another
+        release's divisors; itself when they are already these."""
+        if (char_divisor, tail_divisor) == (self.char_divisor, self.tail_divisor):
+            return self
+        other = TokenCounter(
+            self.mode,
+            self._encode_len,
+            self._image_placeholder,
+            char_divisor=char_divisor,
+            tail_divisor=tail_divisor,
+        )
+        other.store = self.store
+        return other
+
     @property
     def exact(self) -> bool:
         """False when tiktoken mode runs without an encoder (len//d of each piece)."""

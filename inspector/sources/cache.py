@@ -56,7 +56,9 @@ def default_cache_dir() -> Path:
 def piece_key(counter: TokenCounter, message: Message) -> bytes:
     """16-byte hash (truncated SHA-256) of everything `counter.piece_tokens(message)` depends on."""
     digest = hashlib.sha256()  # hardware-accelerated on most CPUs: twice blake2b's speed here
-    digest.update(f"{KEY_SCHEMA}\x00{counter.identity}\x00{message.role}\x00".encode())
+    digest.update(
+        f"{KEY_SCHEMA}\x00{counter.identity}\x00{message.role}\x00".encode("utf-8", "surrogatepass")
+    )
     content = message.content
     if isinstance(content, str):
         digest.update(b"s")

@@ -2,7 +2,8 @@
 
 Known events are `threshold_check`, `span_built` and `compression_retry`; any other event
 (openJiuwen adds new ones; SessionMemory writes its own) is kept in the run it falls in.
-A record whose known keys have the wrong type is refused (counted as a bad line).
+Records are checked by `inspector.formats.debug`: a record whose known keys have the wrong
+type, or whose `event` is not a string, is refused (counted as a bad line).
 One debug artifact is made per evaluation run that did not end in a dump: a run that
 produced a dump is reported once, by the dump's artifact, which carries the run's
 `threshold_check` and retries. A debug artifact has no context, unless a loaded snapshot
@@ -17,42 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.core.artifact import Artifact
+from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
 from inspector.core.errors import FormatError
 from inspector.core.timeline import EvaluationRun
+from inspector.formats.debug import parse_debug_record
 
-_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
-    "*": {
-        "timestamp": (int, float),
-        "event": (str,),
-        "processor": (str,),
-        "session_id": (str,),
-        "context_id": (str,),
-    },
-    "threshold_check": {
-        "total_tokens": (int,),
-        "context_max": (int,),
-        "threshold": (int,),
-        "hit": (bool,),
-        "reason": (str,),
-        "target_tokens": (int,),
-        "min_target_tokens": (int,),
-    },
-    "span_built": {
-        "preserved_prefix": (list,),
-        "messages_to_compress": (list,),
-        "protected_tail": (list,),
-    },
-    "compression_retry": {
-        "attempt": (int,),
-        "error_type": (str,),
-        "error_message": (str,),
-        "retried": (bool,),
-        "reason": (str,),
-        "budget_ratio": (int, float),
-        "delay_seconds": (int, float),
-    },
-}
+#: Keys a debug record has besides `event`: an object with `event` and one of these is
+#: meant to be a debug record, even when its `event` is not a string.
+_COMMON_KEYS = frozenset({"timestamp", "processor", "session_id", "context_id", "phase"})
 
 
 def looks_like_debug_record(document: Any) -> bool:
@@ -60,19 +33,25 @@ def looks_like_debug_record(document: Any) -> bool:
     return isinstance(document, Mapping) and isinstance(document.get("event"), str)
 
 
+def near_debug_record(document: Any) -> bool:
+    """An object with an `event` key that is not a string but other debug-record keys: a
+    broken record, reported (never skipped)."""
+    return (
+        isinstance(document, Mapping)
+        and "event" in document
+        and not isinstance(document.get("event"), str)
+        and not _COMMON_KEYS.isdisjoint(document)
+    )
+
+
 def check_debug_record(record: Mapping[str, Any]) -> None:
-    """Raise FormatError naming the first known key that has the wrong type."""
-    event = record.get("event")
-    for scope in ("*", event if isinstance(event, str) else ""):
-        for key, types in _TYPES.get(scope, {}).items():
-            value = record.get(key)
-            if value is None:
-                continue
-            wrong = not isinstance(value, types) or (bool not in types and isinstance(value, bool))
-            if wrong:
-                raise FormatError(
-                    f"'{key}' of a {event} record has the wrong type ({type(value).__name__})"
-                )
+    """Raise FormatError naming the first known key that has the wrong type (`formats.debug`)."""
+    try:
+        parse_debug_record(record)
+    except FormatError as error:
+        event = record.get("event")
+        kind = f"a {event} record" if isinstance(event, str) else "a debug record"
+        raise FormatError(f"{kind}: {error.message}", error.where) from None
 
 
 def run_id(run: EvaluationRun) -> str:
@@ -96,22 +75,22 @@ def debug_artifact(
     """
     check = dict(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
-    recorded: dict[str, Any] = {
-        "threshold_check": check,
-        "reason": values.get("reason"),
-        "hit": values.get("hit"),
-        "total_tokens": values.get("total_tokens"),
-        "threshold": values.get("threshold"),
-        "context_max": values.get("context_max"),
-        "target_tokens": values.get("target_tokens"),
-        "min_target_tokens": values.get("min_target_tokens"),
-        "retries": [dict(r) for r in run.retries],
-        "outcome": run.outcome,
-        "span": run.span_counts,
-        "silent_causes": list(run.silent_causes),
-        "other_events": [dict(r) for r in run.other_events],
-        "line": run.line,
-    }
+    recorded = DebugRecorded(
+        threshold_check=check,
+        reason=values.get("reason"),
+        hit=values.get("hit"),
+        total_tokens=values.get("total_tokens"),
+        threshold=values.get("threshold"),
+        context_max=values.get("context_max"),
+        target_tokens=values.get("target_tokens"),
+        min_target_tokens=values.get("min_target_tokens"),
+        retries=tuple(dict(r) for r in run.retries),
+        outcome=run.outcome,
+        span=SpanCounts.of(run.span_counts),
+        silent_causes=tuple(run.silent_causes),
+        other_events=tuple(dict(r) for r in run.other_events),
+        line=run.line,
+    )
     return Artifact(
         source=run.source,
         id=run_id(run),

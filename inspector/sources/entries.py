@@ -19,15 +19,8 @@ from pathlib import Path
 from typing import Literal
 
 from inspector.sources.dump import DUMP_NAME_RE
-from inspector.sources.loader import (
-    _PEEK_BYTES,
-    _dump_header,
-    _folder_identity,
-    _head_field,
-    _identity,
-    expand_source,
-    scan_folder,
-)
+from inspector.sources.loader import _folder_identity, _identity, expand_source, scan_folder
+from inspector.sources.peek import PEEK_BYTES, dump_header, head_field
 
 EntryKind = Literal["dump", "jsonl", "json"]
 
@@ -121,15 +114,15 @@ def entry_details(row: EntryRow) -> EntryRow:
         return dataclasses.replace(row, details=True)
     try:
         with row.path.open("rb") as handle:
-            head = handle.read(min(_PEEK_BYTES, 8192))
+            head = handle.read(min(PEEK_BYTES, 8192))
     except OSError:
         return dataclasses.replace(row, details=True)
-    ref = _dump_header(row.path, head)
+    ref = dump_header(row.path, head)
     return dataclasses.replace(
         row,
         timestamp=ref.timestamp if ref.timestamp is not None else row.timestamp,
         processor=ref.processor or row.processor,
-        session_id=_head_field(head, "session_id"),
+        session_id=head_field(head, "session_id"),
         context_id=ref.context_id,
         details=True,
     )

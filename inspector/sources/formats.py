@@ -120,10 +120,9 @@ def _text_of(content: Any) -> Any:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _read_anthropic(messages: Sequence[Any], container: Mapping[str, Any]) -> MessageList:
+def _anthropic_system(system_raw: Any) -> list[Message]:
+    """A top-level `system` string or text-block list as system messages."""
     system: list[Message] = []
-    notes: list[str] = []
-    system_raw = container.get("system")
     if isinstance(system_raw, str) and system_raw:
         system.append(Message(role="system", content=system_raw))
     elif isinstance(system_raw, list):
@@ -132,6 +131,33 @@ def _read_anthropic(messages: Sequence[Any], container: Mapping[str, Any]) -> Me
                 system.append(Message(role="system", content=str(block.get("text") or "")))
             elif isinstance(block, str):
                 system.append(Message(role="system", content=block))
+    return system
+
+
+def _anthropic_tools(tools_raw: Any) -> tuple[Tool, ...]:
+    """Tools with `input_schema` (Anthropic) or in openJiuwen/OpenAI form."""
+    tools: list[Tool] = []
+    if tools_raw is not None and not isinstance(tools_raw, list):
+        raise FormatError("'tools' must be a list")
+    for index, raw_tool in enumerate(tools_raw or []):
+        if not isinstance(raw_tool, Mapping):
+            raise FormatError(f"tools[{index}]: a tool must be an object")
+        if "input_schema" in raw_tool:
+            tools.append(
+                Tool(
+                    name=str(raw_tool.get("name") or ""),
+                    description=raw_tool.get("description"),
+                    parameters=raw_tool.get("input_schema") or {},
+                )
+            )
+        else:
+            tools.append(Tool.from_dict(raw_tool))
+    return tuple(tools)
+
+
+def _read_anthropic(messages: Sequence[Any], container: Mapping[str, Any]) -> MessageList:
+    system = _anthropic_system(container.get("system"))
+    notes: list[str] = []
     out: list[Message] = []
     dropped: dict[str, int] = {}
     for index, raw in enumerate(messages):
@@ -198,21 +224,5 @@ def _read_anthropic(messages: Sequence[Any], container: Mapping[str, Any]) -> Me
         notes.append(
             f"{count} {kind} block{'s' if count != 1 else ''} dropped (not part of the context openJiuwen counts)"
         )
-    tools: list[Tool] = []
-    tools_raw = container.get("tools")
-    if tools_raw is not None and not isinstance(tools_raw, list):
-        raise FormatError("'tools' must be a list")
-    for index, raw_tool in enumerate(tools_raw or []):
-        if not isinstance(raw_tool, Mapping):
-            raise FormatError(f"tools[{index}]: a tool must be an object")
-        if "input_schema" in raw_tool:
-            tools.append(
-                Tool(
-                    name=str(raw_tool.get("name") or ""),
-                    description=raw_tool.get("description"),
-                    parameters=raw_tool.get("input_schema") or {},
-                )
-            )
-        else:
-            tools.append(Tool.from_dict(raw_tool))
-    return MessageList("anthropic", tuple(system), tuple(out), tuple(tools), tuple(notes))
+    tools = _anthropic_tools(container.get("tools"))
+    return MessageList("anthropic", tuple(system), tuple(out), tools, tuple(notes))

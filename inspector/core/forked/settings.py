@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from inspector.core.releases.profiles import NEWEST_PROFILE, profile_for_release
 from inspector.core.strategy.base import Settings
 from inspector.core.tokens import TokenMode
 from inspector.core.tuning import DEFAULT_CONTEXT_MAX, ProcessorKind, Tuning
@@ -47,6 +48,12 @@ class ForkedSettings(Settings):
         "string_length (0.1.19's StringLengthCounter).",
         json_schema_extra={"flag": "--tokens", "tuning": "token_mode", "sweep": False},
     )
+    openjiuwen_version: str = Field(
+        NEWEST_PROFILE.newest_release,
+        description="The openJiuwen release whose rules decide (counter selection, character "
+        "fallbacks, usage-baseline tail): 0.1.17 or later.",
+        json_schema_extra={"flag": "--openjiuwen", "sweep": False},
+    )
     tool_boundary: bool = Field(
         True,
         description="Keep tool calls with their results (openJiuwen always does; off is a what-if).",
@@ -57,6 +64,12 @@ class ForkedSettings(Settings):
             "sweep": False,
         },
     )
+
+    @field_validator("openjiuwen_version")
+    @classmethod
+    def _known_release(cls, value: str) -> str:
+        """A release string with forked compressors (0.1.17 or later), normalised."""
+        return profile_for_release(value).release
 
 
 class DialogueSettings(ForkedSettings):
@@ -96,9 +109,11 @@ TUNING_TO_SETTINGS: dict[str, str] = {
 }
 
 
-def settings_from_tuning(model: type[ForkedSettings], tuning: Tuning) -> ForkedSettings:
+def settings_from_tuning(
+    model: type[ForkedSettings], tuning: Tuning, release: str | None = None
+) -> ForkedSettings:
     """The settings a recorded Tuning stands for (fields the model lacks are dropped)."""
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {} if release is None else {"openjiuwen_version": release}
     for tuning_name, field_name in TUNING_TO_SETTINGS.items():
         if field_name in model.model_fields:
             values[field_name] = getattr(tuning, tuning_name)

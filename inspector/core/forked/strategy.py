@@ -10,7 +10,7 @@ protocol's `Decision`. Must not import anything outside the standard library, py
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from inspector.core.artifact import Artifact
@@ -27,6 +27,8 @@ from inspector.core.forked.settings import (
     tuning_from_settings,
 )
 from inspector.core.regions import region_reason
+from inspector.core.releases.counting import CountingChoice, choose_counting
+from inspector.core.releases.profiles import profile_for_release
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.base import (
     Decision,
@@ -51,11 +53,27 @@ _REGION_LABELS = {
 
 @dataclass
 class ForkedPrepared:
-    """A snapshot and its engine (one priced context per token mode, built on first use)."""
+    """A snapshot, the release and counter its source tells, and one engine per release
+    profile (each pricing the context per token mode on first use)."""
 
     snapshot: ContextSnapshot
-    engine: ContextEngine
+    counters: Mapping[str, TokenCounter]
     counting_note: str
+    choice: CountingChoice
+    engines: dict[str, ContextEngine] = field(default_factory=dict)
+
+    def engine(self, release: str) -> ContextEngine:
+        """The engine counting with `release`'s rules (cached per profile)."""
+        profile = profile_for_release(release).profile
+        engine = self.engines.get(profile.name)
+        if engine is None:
+            counters = {
+                mode: counter.with_divisors(profile.char_divisor, profile.tail_divisor)
+                for mode, counter in self.counters.items()
+            }
+            engine = ContextEngine(self.snapshot, counters)
+            self.engines[profile.name] = engine
+        return engine
 
 
 @dataclass(frozen=True)
@@ -102,8 +120,12 @@ class ForkedStrategy:
 
     def recorded_settings(self, snapshot: ContextSnapshot) -> ForkedSettings:
         """The recorded tuning; switching from another processor keeps the shared fields and
-        takes this processor's default keep window."""
+        takes this processor's default keep window. The release and, when not recorded,
+        the counter are what the source tells (`core.releases.choose_counting`)."""
+        choice = choose_counting(snapshot)
         tuning = snapshot.tuning
+        if "token_mode" not in snapshot.recorded_fields:
+            tuning = tuning.with_(token_mode=choice.token_mode)
         if tuning.processor != self.key:
             default_keep = self.settings_model.model_fields.get("keep_recent_messages")
             keep = int(default_keep.default) if default_keep is not None else 0
@@ -116,7 +138,9 @@ class ForkedStrategy:
                 token_mode=tuning.token_mode,
                 tool_boundary=tuning.tool_boundary,
             )
-        return settings_from_tuning(self.settings_model, tuning)
+        detection = choice.detection
+        release = detection.release or detection.profile.newest_release
+        return settings_from_tuning(self.settings_model, tuning, release)
 
     def assumed_fields(self, snapshot: ContextSnapshot) -> frozenset[str]:
         """Settings fields whose value the source did not record."""
@@ -127,6 +151,11 @@ class ForkedStrategy:
         }
         if snapshot.tuning.processor != self.key:
             recorded.discard("keep_recent_messages")
+        choice = choose_counting(snapshot)
+        if choice.detection.known:
+            recorded.add("openjiuwen_version")
+        if choice.mode_source != "assumed":
+            recorded.add("token_mode")
         return frozenset(set(self.settings_model.model_fields) - recorded - {"tool_boundary"})
 
     def tuning(self, settings: Settings) -> Tuning:
@@ -142,23 +171,56 @@ class ForkedStrategy:
         counters: Mapping[str, TokenCounter],
         counting_note: str = "",
     ) -> ForkedPrepared:
-        """The engine over the snapshot; counting happens per token mode on first use."""
-        return ForkedPrepared(snapshot, ContextEngine(snapshot, dict(counters)), counting_note)
+        """The release evidence of the snapshot; counting happens per profile and token mode
+        on first use."""
+        return ForkedPrepared(snapshot, dict(counters), counting_note, choose_counting(snapshot))
+
+    def counting_key(self, settings: Settings) -> str:
+        """The token mode and the release profile."""
+        assert isinstance(settings, ForkedSettings)
+        return (
+            f"{settings.token_mode}@{profile_for_release(settings.openjiuwen_version).profile.name}"
+        )
 
     def decide(
         self, prepared: Any, settings: Settings, artifact: Artifact | None = None
     ) -> Decision:
         """openJiuwen's trigger decision with its checks and findings."""
-        assert isinstance(prepared, ForkedPrepared)
+        assert isinstance(prepared, ForkedPrepared) and isinstance(settings, ForkedSettings)
         tuning = self.tuning(settings)
-        diagnosis = diagnose(prepared.engine, tuning, artifact, prepared.counting_note)
+        engine = prepared.engine(settings.openjiuwen_version)
+        release_note = self._release_note(prepared, settings)
+        note = "; ".join(part for part in (release_note, prepared.counting_note) if part)
+        diagnosis = diagnose(engine, tuning, artifact, note)
         return self._decision(prepared, settings, diagnosis)
+
+    @staticmethod
+    def _release_known(prepared: ForkedPrepared, settings: ForkedSettings) -> tuple[bool, bool]:
+        """Whether the release and the counter are known: told by the source, or set by the
+        user (a value other than the assumed one)."""
+        choice = prepared.choice
+        release = choice.detection.known or "openjiuwen_version" in settings.given
+        mode = choice.mode_source != "assumed" or "token_mode" in settings.given
+        return release, mode
+
+    def _release_note(self, prepared: ForkedPrepared, settings: ForkedSettings) -> str:
+        """What was assumed about the release and the counter ("" when nothing)."""
+        release, mode = self._release_known(prepared, settings)
+        parts = []
+        if not release:
+            parts.append(prepared.choice.detection.evidence)
+        if not mode:
+            parts.append(prepared.choice.mode_note)
+        return "; ".join(parts)
 
     def _decision(
         self, prepared: ForkedPrepared, settings: Settings, diagnosis: Diagnosis
     ) -> Decision:
         ev = diagnosis.evaluation
-        priced = prepared.engine.priced(ev.tuning.token_mode)
+        assert isinstance(settings, ForkedSettings)
+        priced = prepared.engine(settings.openjiuwen_version).priced(ev.tuning.token_mode)
+        release_known, mode_known = self._release_known(prepared, settings)
+        user_release = "openjiuwen_version" in settings.given
         regions = tuple(
             RegionRange(name, start, end, _REGION_LABELS[name], priced.count_range(start, end))  # type: ignore[arg-type]
             for name, (start, end) in (
@@ -198,8 +260,14 @@ class ForkedStrategy:
                 "span_target_tokens": ev.span_target_tokens,
                 "min_target_value": ev.min_target_value,
                 "used_usage_baseline": ev.used_usage_baseline,
+                "openjiuwen_version": settings.openjiuwen_version,
+                "release_profile": profile_for_release(settings.openjiuwen_version).profile.name,
+                "version_evidence": "set by the user"
+                if user_release
+                else prepared.choice.detection.evidence,
+                "counter_evidence": prepared.choice.mode_note,
             },
-            exact_counting=diagnosis.exact_counting,
+            exact_counting=diagnosis.exact_counting and release_known and mode_known,
             counting_note=diagnosis.counting_note,
             message_tokens=tuple(priced.per_message_tokens),
             message_notes=_RegionReasons(priced, ev),
@@ -222,11 +290,15 @@ class ForkedStrategy:
         from inspector.core.strategy.registry import get  # the registry imports this module
 
         out: list[Flip] = []
-        for flip in smallest_flips(prepared.engine, self.tuning(settings)):
+        assert isinstance(settings, ForkedSettings)
+        engine = prepared.engine(settings.openjiuwen_version)
+        for flip in smallest_flips(engine, self.tuning(settings)):
             if flip.param == "processor":
                 other = get(str(flip.value))
                 assert isinstance(other, ForkedStrategy)
-                changed: Settings = settings_from_tuning(other.settings_model, flip.tuning)
+                changed: Settings = settings_from_tuning(
+                    other.settings_model, flip.tuning, settings.openjiuwen_version
+                )
                 decision = other.decide(prepared, changed)
                 out.append(
                     Flip(
@@ -273,14 +345,16 @@ class ForkedStrategy:
     ) -> list[SweepPoint]:
         """The decision at each value of one parameter."""
         assert isinstance(prepared, ForkedPrepared)
-        field = field_named(self.settings_model, param)
-        if field.name not in self.sweep_params():
+        info = field_named(self.settings_model, param)
+        if info.name not in self.sweep_params():
             raise ConfigError("param", param, "one of " + ", ".join(self.sweep_params()))
-        short = field.alias or field.name
-        points = sweep(prepared.engine, self.tuning(settings), short, values)
+        short = info.alias or info.name
+        assert isinstance(settings, ForkedSettings)
+        engine = prepared.engine(settings.openjiuwen_version)
+        points = sweep(engine, self.tuning(settings), short, values)
         out = []
         for point in points:
-            changed = settings.with_(**{field.name: point.value})
+            changed = settings.with_(**{info.name: point.value})
             out.append(SweepPoint(point.value, self.decide(prepared, changed)))
         return out
 

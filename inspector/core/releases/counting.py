@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from inspector.core.errors import ConfigError
 from inspector.core.releases.detect import ArtifactEvidence, ReleaseDetection, detect_release
-from inspector.core.releases.profiles import ReleaseProfile
+from inspector.core.releases.profiles import PROFILES, ReleaseProfile
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TOKEN_MODES, TokenMode
 
@@ -113,6 +113,23 @@ def _checked_mode(value: str) -> TokenMode:
     raise ConfigError("token_mode", value, "one of " + ", ".join(TOKEN_MODES))
 
 
+def _from_recorded_mode(detection: ReleaseDetection, mode: TokenMode) -> ReleaseDetection:
+    """A recorded counter only some releases give a context tells their range (len_div_4,
+    no counter, exists only up to 0.1.17; string_length only from 0.1.18)."""
+    if mode in detection.profile.token_modes:
+        return detection
+    fitting = [profile for profile in PROFILES if mode in profile.token_modes]
+    if not fitting:
+        return detection
+    profile = fitting[-1]
+    return ReleaseDetection(
+        profile,
+        None,
+        "artifact",
+        f"the recorded counter {_COUNTER_WORDS[mode]} exists only in {profile.title}",
+    )
+
+
 def choose_counting(
     snapshot: ContextSnapshot,
     *,
@@ -131,6 +148,8 @@ def choose_counting(
     detection = detect_release(
         merged, recorded=snapshot.openjiuwen_version, override=release_override
     )
+    if not detection.known and "token_mode" in snapshot.recorded_fields:
+        detection = _from_recorded_mode(detection, snapshot.tuning.token_mode)
     mode, source, note = _mode_from(snapshot, detection.profile, mode_override)
     if mode not in detection.profile.token_modes:
         note += f" ({detection.profile.title} never gives a context this counter: a what-if)"

@@ -17,11 +17,11 @@ Must not import anything outside the standard library, pydantic and `inspector.c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Check, Finding
@@ -45,15 +45,31 @@ class Settings(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    #: Fields the user set (a flag, a control, a flip) rather than read from the source.
+    _given: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @property
+    def given(self) -> frozenset[str]:
+        """Fields the user set rather than the source."""
+        return self._given
+
+    def mark_given(self, names: Iterable[str]) -> Self:
+        """A copy that counts `names` as set by the user."""
+        copy = self.model_copy()
+        copy._given = self._given | frozenset(names)
+        return copy
 
     def with_(self, **changes: Any) -> Self:
-        """A validated copy with some fields changed; ConfigError names the first bad field."""
+        """A validated copy with some fields changed (counted as set by the user);
+        ConfigError names the first bad field."""
         if not changes:
             return self
         try:
-            return self.model_validate({**self.model_dump(), **changes})
+            changed = self.model_validate({**self.model_dump(), **changes})
         except ValidationError as error:
             raise config_error(error, {**self.model_dump(), **changes}, type(self)) from None
+        changed._given = self._given | frozenset(changes)
+        return changed
 
     @classmethod
     def build(cls, values: Mapping[str, Any]) -> Self:
@@ -291,6 +307,11 @@ class Strategy(Protocol):
 
         `counters` maps each token mode to its counter; `counting_note` says how exact cl100k
         counting is available (shown when it is not)."""
+        ...
+
+    def counting_key(self, settings: Settings) -> str:
+        """What of the settings decides how the context is counted (token mode, release):
+        the first decision for a new key counts every message, later ones are cheap."""
         ...
 
     def decide(

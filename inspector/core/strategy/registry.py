@@ -33,7 +33,7 @@ def all_strategies() -> tuple[Strategy, ...]:
     return tuple(found)
 
 
-def keys() -> tuple[str, ...]:
+def strategy_keys() -> tuple[str, ...]:
     """Registry keys in menu order."""
     return tuple(strategy.key for strategy in all_strategies())
 
@@ -61,7 +61,7 @@ def resolve(name: str, family: str | None = None) -> Strategy:
         and (family is None or strategy.family == family)
     ]
     if not matches:
-        raise ConfigError("processor", name, "one of " + ", ".join(keys()))
+        raise ConfigError("processor", name, "one of " + ", ".join(strategy_keys()))
     return matches[0]
 
 
@@ -70,4 +70,4 @@ def get(key: str) -> Strategy:
     for strategy in all_strategies():
         if strategy.key == key:
             return strategy
-    raise ConfigError("processor", key, "one of " + ", ".join(keys()))
+    raise ConfigError("processor", key, "one of " + ", ".join(strategy_keys()))

@@ -214,7 +214,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         return self.snapshot.messages
 
     def _mode(self, settings: Settings) -> str:
-        return str(getattr(settings, "token_mode", ""))
+        return self.strategy.counting_key(settings)
 
     def _prepared(self, strategy: Strategy) -> Prepared:
         assert self.snapshot is not None
@@ -362,7 +362,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     def _redraw_after(self, decision: Decision) -> None:
         """The dump's context after compression, counted like the one before."""
         after = self.artifact.after or ()
-        counter = self.counters.get(self._mode(self.settings)) or self.counters["len_div_4"]
+        mode = str(getattr(self.settings, "token_mode", "len_div_4"))
+        counter = self.counters.get(mode) or self.counters["len_div_4"]
         priced = self._after_priced.get(counter.mode)
         assert self.snapshot is not None
         if priced is None:
@@ -497,7 +498,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     def count(self, strategy: Strategy, settings: Settings) -> None:
         """The first decision of a strategy in a token mode (counts every message)."""
         decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
-        self.post_message(self.Counted((strategy.key, self._mode(settings)), settings, decision))
+        ready = (strategy.key, strategy.counting_key(settings))
+        self.post_message(self.Counted(ready, settings, decision))
 
     def on_context_screen_counted(self, message: Counted) -> None:
         """A mode was counted: show what was waiting for it."""

@@ -1,0 +1,69 @@
+"""Every file and wire shape the inspector reads or writes, declared once as pydantic v2 models.
+
+`snapshot` (our interchange format), `dump` (openJiuwen's compression dump), `debug` (a
+debug-log record, a union on `event`), `llm_request` (0.1.19's `llm_request.jsonl`
+record), `why` (a `why --json` line) and `stats` (the `stats --json` line). The rules
+shared by all of them (unknown keys kept, strict types, NaN and huge integers refused, one
+located error) are in `inspector.formats.base`. The bulk message objects stay the slots
+dataclasses of `inspector.core.messages`. Must not import anything outside pydantic, the
+standard library and `inspector.core`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from inspector.formats.base import FormatModel, format_error, validate
+from inspector.formats.debug import DEBUG_RECORD, DebugRecord, parse_debug_record
+from inspector.formats.dump import DumpDocument
+from inspector.formats.llm_request import LlmRequestRecord
+from inspector.formats.output import ErrorLine, StatsLine, WhyLine
+from inspector.formats.snapshot import SnapshotEnvelope
+
+__all__ = [
+    "DEBUG_RECORD",
+    "SCHEMA_NAMES",
+    "DebugRecord",
+    "DumpDocument",
+    "ErrorLine",
+    "FormatModel",
+    "LlmRequestRecord",
+    "SnapshotEnvelope",
+    "StatsLine",
+    "WhyLine",
+    "format_error",
+    "json_schema",
+    "parse_debug_record",
+    "validate",
+]
+
+_PUBLIC: dict[str, tuple[Any, str]] = {
+    "snapshot": (
+        SnapshotEnvelope,
+        "a context snapshot (one JSON object, or one JSON Lines record)",
+    ),
+    "dump": (DumpDocument, "an openJiuwen compression dump"),
+    "debug": (DEBUG_RECORD, "one debug-log (<Processor>.jsonl) record, by its event"),
+    "llm_request": (LlmRequestRecord, "one llm_request.jsonl record (openJiuwen 0.1.19)"),
+    "why": (WhyLine, "one `inspector why --json` line"),
+    "stats": (StatsLine, "the `inspector stats --json` line"),
+}
+
+#: The formats `inspector schema NAME` knows, in the order `--help` lists them.
+SCHEMA_NAMES: tuple[str, ...] = tuple(_PUBLIC)
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the public format `name` (KeyError: no such format)."""
+    target, description = _PUBLIC[name]
+    adapter = target if isinstance(target, TypeAdapter) else TypeAdapter(target)
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"urn:context-inspector:schema:{name}",
+        **adapter.json_schema(mode="validation"),
+    }
+    schema.setdefault("description", description)
+    schema["title"] = f"inspector {name}: {description}"
+    return schema

@@ -1,0 +1,402 @@
+"""One file read and sorted into what it holds: dumps, debug records, snapshots, message lists.
+
+What a document is, is decided by its content (`inspector.formats` checks each kind's
+keys). JSON that is none of the formats (a harness's `result.json`, `http_requests.json`,
+`index.json`) is skipped quietly inside a folder but is an error when named explicitly.
+JSON that is a near miss of a format is an error everywhere, never a skip: a document
+carrying a key only our formats use (`messages`, `processor_type`, ...), a dump or a
+snapshot wrapped in `[...]`, a message list with one `role` missing, a record with an
+`event` that is not a string, a chat request whose `messages` key is gone. A single
+message object (a one-message JSON Lines file) is a message list of one.
+Every failure becomes one `LoadError` per file, located ("key a.b[2]", "line 12").
+Must not import Textual or Rich.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.artifact import Artifact, LoadError
+from inspector.core.errors import InspectorError
+from inspector.core.snapshot import ContextSnapshot, looks_like_snapshot, snapshot_from_dict
+from inspector.core.timeline import DebugRecord
+from inspector.core.tuning import Tuning
+from inspector.formats.base import validate
+from inspector.formats.snapshot import SnapshotEnvelope
+from inspector.sources.debuglog import (
+    check_debug_record,
+    looks_like_debug_record,
+    near_debug_record,
+)
+from inspector.sources.dump import DumpFile, looks_like_dump, parse_dump, strip_dump
+from inspector.sources.formats import (
+    is_message_dict,
+    looks_like_message_container,
+    looks_like_message_list,
+    read_message_list,
+)
+from inspector.sources.jsonio import (
+    MAX_DOCUMENT_BYTES,
+    MAX_FILE_BYTES,
+    ReadProblem,
+    read_json_file,
+    summarize_problems,
+)
+
+#: Start of the error text for a shape no check anticipated (tests assert it never occurs).
+UNEXPECTED = "unexpected structure"
+
+#: Keys that only the inspector's formats use: a document carrying one was meant to be read.
+_FORMAT_KEYS = frozenset(
+    {"messages", "system_messages", "processor_type", "compression_request", "context_after"}
+)
+#: Keys of a chat-completion request besides `messages`: with `model`, a chat request.
+_CHAT_KEYS = frozenset(
+    {"tools", "tool_choice", "temperature", "top_p", "max_tokens", "stream", "system"}
+)
+_NOT_A_FORMAT = "expected a dump, debug log, snapshot or message list"
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file a folder scan passed over, and why (not an error)."""
+
+    source: str
+    reason: str
+
+
+@dataclass(slots=True)
+class FileLoad:
+    """What one file held, before linking."""
+
+    path: Path
+    group: int
+    explicit: bool
+    mtime: float
+    artifacts: list[Artifact] = field(default_factory=list)
+    dumps: list[DumpFile] = field(default_factory=list)
+    records: list[DebugRecord] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    #: Header-level loads: messages in each dump's context_after (the lists are dropped).
+    after_counts: dict[str, int | None] = field(default_factory=dict)
+    #: Files passed over, when read in a worker process (the caller's list is not shared).
+    skips: list[Skipped] = field(default_factory=list)
+
+
+def file_mtime(path: Path) -> float:
+    """The file's modification time (0 when it cannot be read)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _walk_for_depth(document: Any) -> bool:
+    """Header-level loads walk a document for nesting depth unless it is a dump or a debug
+    record: only their fixed, shallow keys are read then, so the C parser's own limit
+    (Python's recursion limit) is guard enough."""
+    return not (looks_like_dump(document) or looks_like_debug_record(document))
+
+
+def load_one(
+    path: Path,
+    group: int,
+    explicit: bool,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    skipped: list[Skipped] | None = None,
+    header_only: bool = False,
+) -> FileLoad:
+    """Read one file into a FileLoad (a header-level load strips dumps of their messages)."""
+    load = _read_file(path, group, explicit, max_file_bytes, skipped, header_only)
+    if header_only:
+        for index, dump in enumerate(load.dumps):
+            load.dumps[index], load.after_counts[dump.id] = strip_dump(dump)
+    return load
+
+
+def _read_file(
+    path: Path,
+    group: int,
+    explicit: bool,
+    max_file_bytes: int,
+    skipped: list[Skipped] | None,
+    header_only: bool,
+) -> FileLoad:
+    source = str(path)
+    load = FileLoad(path, group, explicit, file_mtime(path))
+    result = read_json_file(
+        path, max_file_bytes=max_file_bytes, check_nesting=_walk_for_depth if header_only else True
+    )
+    if result.problem is not None:
+        load.errors.append(LoadError(source, result.problem.error, result.problem.where))
+    if not result.documents:
+        return load
+    try:
+        bad = _classify(result.documents, result.json_lines, load)
+    except RecursionError:
+        load.errors.append(LoadError(source, "JSON nested too deeply"))
+        bad = []
+    if bad:
+        # one error per file: the unreadable lines and the refused records together
+        load.errors = [
+            e for e in load.errors if e.error != (result.problem.error if result.problem else None)
+        ]
+        merged = summarize_problems(result.bad_records + bad)
+        assert merged is not None
+        load.errors.append(LoadError(source, merged.error, merged.where))
+    if not (load.artifacts or load.dumps or load.records or load.errors):
+        document = result.documents[0][1]
+        what = describe_unknown(document)
+        near = near_miss(document)
+        if near is not None:
+            load.errors.append(
+                LoadError(
+                    source, f"{near}: {_NOT_A_FORMAT}", locate_key(path, _near_where(document))
+                )
+            )
+        elif explicit or looks_intended(document):
+            load.errors.append(
+                LoadError(source, f"not an inspector artifact ({what}): {_NOT_A_FORMAT}")
+            )
+        elif skipped is not None:
+            skipped.append(Skipped(source, f"not an inspector artifact ({what})"))
+    return load
+
+
+def looks_intended(document: Any) -> bool:
+    """True for JSON that tries to be a dump, snapshot, debug log or message list but is
+    malformed. Such a file is an error even inside a folder scan; unrelated JSON is skipped."""
+    if isinstance(document, dict):
+        return not _FORMAT_KEYS.isdisjoint(document) or near_miss(document) is not None
+    if isinstance(document, list) and document:
+        return near_miss(document) is not None
+    return False
+
+
+def near_miss(document: Any) -> str | None:
+    """Why a document that no reader took is a broken artifact rather than unrelated JSON."""
+    if isinstance(document, list):
+        head = [item for item in document[:20] if isinstance(item, Mapping)]
+        for test, kind in (
+            (looks_like_dump, "compression dumps"),
+            (looks_like_snapshot, "snapshots"),
+            (looks_like_debug_record, "debug records"),
+        ):
+            if any(test(item) for item in head):
+                items = f"{len(document)} item{'s' if len(document) != 1 else ''}"
+                return f"a list of {items} holding {kind}, which are never wrapped in a list"
+        if any("role" in item for item in head):
+            return "a list of messages in which some item has no string 'role'"
+        return None
+    if not isinstance(document, Mapping):
+        return None
+    if "event" in document and not isinstance(document.get("event"), str):
+        return "a debug record whose 'event' is not a string"
+    if "messages" not in document and "model" in document and not _CHAT_KEYS.isdisjoint(document):
+        return "a chat request without its 'messages' list"
+    if "role" in document and not isinstance(document.get("role"), str):
+        return "a message whose 'role' is not a string"
+    return None
+
+
+def _near_where(document: Any) -> str | None:
+    """Where a near miss shows: the first wrapped item, or the key that is wrong."""
+    if isinstance(document, list):
+        return "key [0]"
+    if isinstance(document, Mapping):
+        for key in ("event", "role"):
+            if key in document:
+                return f"key {key}"
+    return None
+
+
+def locate_key(path: Path, where: str | None) -> str | None:
+    """Add the line and byte of a "key a.b[3].c" location, found by scanning the file's bytes."""
+    if not where or not where.startswith("key "):
+        return where
+    try:
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            return where
+        data = path.read_bytes()
+    except OSError:
+        return where
+    position = -1
+    for part in re.split(r"[.\[]", where[4:]):
+        name = part.rstrip("]")
+        if not name or name.isdigit():
+            continue
+        found = data.find(b'"' + name.encode("utf-8", "replace") + b'"', position + 1)
+        if found < 0:
+            return where
+        position = found
+    if position < 0:
+        return where
+    line = data.count(b"\n", 0, position) + 1
+    return f"{where} (line {line}, byte {position})"
+
+
+def describe_unknown(document: Any) -> str:
+    """A document no reader took, in a few words."""
+    if isinstance(document, Mapping):
+        if "context_changed" in document:
+            return "a harness result.json"
+        if "scenarios" in document:
+            return "a scenario index"
+        keys = ", ".join(str(k) for k in list(document.keys())[:4])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(document, list):
+        if document and all(isinstance(i, Mapping) and "response_status" in i for i in document):
+            return "a list of recorded HTTP requests"
+        return f"a list of {len(document)} items that are not messages"
+    return f"a JSON {type(document).__name__}"
+
+
+def _error_text(error: Exception) -> tuple[str, str | None]:
+    """(words, where) of an error a reader raised on purpose or by surprise."""
+    if isinstance(error, InspectorError):
+        text, where = str(getattr(error, "message", None) or error), getattr(error, "where", None)
+        located = _INDEXED_RE.match(text)
+        if where is None and located:
+            where = f"key {located.group(1)}"  # "messages[93]: ..." names its item
+        return text, where
+    return f"{UNEXPECTED} ({type(error).__name__}: {error})", None
+
+
+_INDEXED_RE = re.compile(r"^([a-z_]+\[\d+\]):")
+_CAUGHT = (InspectorError, TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+def _classify(
+    documents: list[tuple[str | None, Any]], json_lines: bool, load: FileLoad
+) -> list[ReadProblem]:
+    """Sort the documents of one file into dumps, debug records and context artifacts.
+
+    Returns the JSON Lines records refused for their content (a single document's problem
+    goes straight to `load.errors`). Consecutive message records of a JSON Lines file are
+    one message list.
+    """
+    bad_records: list[ReadProblem] = []
+    pending: list[tuple[str | None, Any]] = []
+
+    def flush() -> None:
+        if pending:
+            where = pending[0][0]
+            try:
+                _add_messages([m for _, m in pending], None, where, load, json_lines)
+            except _CAUGHT as error:
+                bad_records.append(ReadProblem(_error_text(error)[0], where))
+            pending.clear()
+
+    for where, document in documents:
+        if json_lines and is_message_dict(document):
+            pending.append((where, document))
+            continue
+        flush()
+        try:
+            taken = _classify_one(document, where, load, json_lines)
+            if not taken and json_lines and looks_intended(document):
+                what = near_miss(document) or describe_unknown(document)
+                bad_records.append(ReadProblem(f"not a record of any known format ({what})", where))
+        except _CAUGHT as error:
+            detail, where_text = _error_text(error)
+            location = " ".join(p for p in (where, where_text) if p) or None
+            if json_lines:
+                bad_records.append(ReadProblem(detail, location))
+            else:
+                load.errors.append(
+                    LoadError(str(load.path), detail, locate_key(load.path, location))
+                )
+    flush()
+    return bad_records
+
+
+def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: bool) -> bool:
+    """Read one document into `load` if it is one of the formats (raising when it is broken);
+    False when it is none of them."""
+    line = int(where.split()[1]) if where and where.startswith("line ") else None
+    if looks_like_debug_record(document) or near_debug_record(document):
+        check_debug_record(document)
+        load.records.append(DebugRecord(document, str(load.path), line))
+    elif looks_like_dump(document):
+        load.dumps.append(parse_dump(document, str(load.path)))
+    elif looks_like_snapshot(document):
+        label = f"{load.path.name}:{where}" if where else _snapshot_label(document, load.path)
+        load.artifacts.append(read_snapshot(document, label, str(load.path)))
+    elif looks_like_message_list(document) or (
+        isinstance(document, list) and near_miss(document) is not None and _has_message(document)
+    ):
+        _add_messages(document, None, where, load, json_lines)
+    elif looks_like_message_container(document) or (
+        isinstance(document, Mapping)
+        and isinstance(document.get("messages"), list)
+        and _has_message(document["messages"])
+    ):
+        _add_messages(document["messages"], document, where, load, json_lines)
+    elif is_message_dict(document) and "content" in document:
+        _add_messages([document], None, where, load, json_lines)
+    else:
+        return False
+    return True
+
+
+def _has_message(items: list[Any]) -> bool:
+    return any(is_message_dict(item) for item in items[:20])
+
+
+def read_snapshot(document: Mapping[str, Any], label: str, source: str) -> Artifact:
+    """A snapshot document as an artifact; its envelope is checked by `formats.SnapshotEnvelope`."""
+    envelope: SnapshotEnvelope = validate(SnapshotEnvelope, document)
+    snapshot = snapshot_from_dict(document, default_id=label)
+    recorded = snapshot.recorded_fields
+    return Artifact(
+        source=source,
+        id=snapshot.id,
+        kind="snapshot",
+        snapshot=snapshot,
+        session_id=envelope.session_id,
+        context_id=envelope.context_id,
+        timestamp=envelope.timestamp,
+        processor=snapshot.tuning.processor_class if "processor" in recorded else None,
+        recorded_token_mode=snapshot.tuning.token_mode if "token_mode" in recorded else None,
+    )
+
+
+def _snapshot_label(document: Mapping[str, Any], path: Path) -> str:
+    scenario = document.get("scenario")
+    return scenario if isinstance(scenario, str) and scenario else str(path)
+
+
+def _add_messages(
+    messages: list[Any],
+    container: Mapping[str, Any] | None,
+    where: str | None,
+    load: FileLoad,
+    json_lines: bool,
+) -> None:
+    parsed = read_message_list(messages, container)
+    label = (
+        f"{load.path.name}:{where}"
+        if where and not (json_lines and container is None)
+        else load.path.name
+    )
+    snapshot = ContextSnapshot(
+        id=label,
+        system_messages=parsed.system_messages,
+        messages=parsed.messages,
+        tools=parsed.tools,
+        tuning=Tuning(),
+        extra={"format": parsed.format, "notes": list(parsed.notes)},
+    )
+    load.artifacts.append(
+        Artifact(
+            source=str(load.path),
+            id=label,
+            kind="messages",
+            snapshot=snapshot,
+            extra={"format": parsed.format, "notes": list(parsed.notes)},
+        )
+    )

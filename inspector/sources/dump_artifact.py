@@ -1,0 +1,258 @@
+"""A compression dump made an artifact: the rebuilt context before (with the tuning recovered
+from the dump and its linked debug run), the context after, and a typed `DumpRecorded`.
+
+`dump_header_artifact` is the cheap variant for readers of `recorded` alone (`inspector
+stats`): no context is rebuilt and nothing is counted. Must not import Textual or Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
+from inspector.core.errors import ConfigError
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.timeline import EvaluationRun
+from inspector.core.tuning import DEFAULT_KEEP_RECENT, parse_processor
+from inspector.sources.dump import DumpFile, Rebuild, rebuild_context
+from inspector.sources.dump_infer import (
+    CounterProvider,
+    infer_keep,
+    infer_ratio,
+    infer_token_mode,
+    resolve_stale,
+    safe_tuning,
+)
+
+#: The note a header-level dump artifact carries instead of the rebuild's notes.
+HEADER_ONLY_NOTE = "header-level load: the context before compression was not rebuilt"
+
+
+@dataclass(slots=True)
+class _Recovered:
+    """The tuning values a dump and its linked check give, how, and what is missing."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    present: set[str] = field(default_factory=set)
+    inferred: dict[str, Any] = field(default_factory=dict)
+    unrecoverable: list[str] = field(default_factory=list)
+    processor_kind: str | None = None
+    token_mode: str | None = None
+
+    def take(self, name: str, value: Any, how: str | None = None) -> None:
+        """Record a tuning value (and, when inferred, how it was found)."""
+        self.values[name] = value
+        self.present.add(name)
+        if how is not None:
+            self.inferred[name] = {"value": value, "from": how}
+
+
+def _check_of(run: EvaluationRun | None) -> dict[str, Any] | None:
+    return (
+        dict(run.threshold_check) if run is not None and run.threshold_check is not None else None
+    )
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _recover_window(dump: DumpFile, check: Mapping[str, Any] | None, out: _Recovered) -> None:
+    """Processor, context_max and the two ratios (from the linked check's threshold and minimum)."""
+    if dump.processor:
+        try:
+            out.processor_kind = parse_processor(dump.processor)
+            out.take("processor", out.processor_kind)
+            out.values["keep_recent"] = DEFAULT_KEEP_RECENT[out.processor_kind]
+        except ConfigError:
+            out.unrecoverable.append(
+                f"processor {dump.processor!r} is not one the inspector models: evaluated as CurrentRound"
+            )
+    context_max = dump.context_max or _whole((check or {}).get("context_max"))
+    if context_max is not None and context_max > 0:
+        out.take("context_max", context_max)
+    if check is not None and context_max is not None and context_max > 0:
+        for name, key, floor_one in (
+            ("trigger_ratio", "threshold", True),
+            ("min_target_ratio", "min_target_tokens", False),
+        ):
+            value = _whole(check.get(key))
+            ratio = None if value is None else infer_ratio(context_max, value, floor_one)
+            if ratio is not None:
+                out.take(name, ratio, f"threshold_check.{key} = {value}")
+    if "trigger_ratio" not in out.values:
+        out.unrecoverable.append(
+            "the trigger ratio is not in the dump and no threshold_check was linked: default 0.8 used"
+        )
+
+
+def _recover_mode(
+    rebuild: Rebuild, dump: DumpFile, counters: CounterProvider, out: _Recovered
+) -> None:
+    mode, how = infer_token_mode(rebuild, dump, counters)
+    out.token_mode = mode
+    if mode is not None:
+        out.take("token_mode", mode, how)
+    else:
+        out.values["token_mode"] = "tiktoken_cl100k"
+        out.unrecoverable.append(f"the token mode is not in the dump ({how}): cl100k assumed")
+
+
+def _rebuilt_snapshot(
+    dump: DumpFile,
+    rebuild: Rebuild,
+    out: _Recovered,
+    span_first: dict[str, int] | None,
+    check: Mapping[str, Any] | None,
+    counters: CounterProvider,
+    earlier_kept_ids: Callable[[], frozenset[str]] | None,
+) -> tuple[ContextSnapshot | None, dict[str, Any] | None]:
+    """The context before compression (None when it cannot be rebuilt) and the stale-flag choice."""
+    if rebuild.messages is None:
+        return None, None
+    if out.processor_kind in ("current_round", "round_level"):
+        keep, how = infer_keep(rebuild, dump, span_first, counters)
+        if keep is not None:
+            out.values["keep_recent"] = keep
+            out.inferred["keep_recent"] = {"value": keep, "from": how}
+    tuning = safe_tuning(out.values, out.unrecoverable)
+    messages, stale_info = resolve_stale(rebuild, tuning, check, counters, earlier_kept_ids)
+    if stale_info is not None:
+        out.unrecoverable.append(stale_info["note"])
+    snapshot = ContextSnapshot(
+        id=dump.id,
+        system_messages=rebuild.system_messages,
+        messages=messages,
+        tools=rebuild.tools,
+        tuning=tuning,
+        recorded_fields=frozenset(out.present),
+        extra={"rebuilt_from": "dump"},
+    )
+    return snapshot, stale_info
+
+
+def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:
+    """What the dump cannot say about the span first built (before an overflow shrink)."""
+    first = run.span_counts if run is not None else None
+    if first is not None and dump.compress_count is not None:
+        if first["messages_to_compress"] == dump.compress_count:
+            return None
+        return (
+            "the span was shrunk after a context overflow: first built "
+            f"{first['preserved_prefix']}/{first['messages_to_compress']}/{first['protected_tail']}, "
+            f"sent {dump.prefix_count}/{dump.compress_count}/{dump.tail_count}"
+        )
+    if run is None and dump.compress_count is not None:
+        return "no debug record was linked: the span first built (before any overflow shrink) is unknown"
+    return None
+
+
+def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
+    """The dump's `recorded`: its header numbers plus the linked run's check and retries;
+    `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
+    return DumpRecorded(
+        span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
+        tokens_before=dump.tokens_before,
+        tokens_after=dump.tokens_after,
+        reduction=dump.reduction,
+        reduction_ratio=dump.reduction_ratio,
+        context_max=dump.context_max,
+        target_tokens=dump.target_tokens,
+        retries=tuple(dict(r) for r in run.retries) if run is not None else (),
+        summary_chars=None if dump.summary is None else len(dump.summary),
+        model_calls=dump.model_calls,
+        span_first_built=SpanCounts.of(run.span_counts) if run is not None else None,
+        threshold_check=_check_of(run),
+        **known,
+    )
+
+
+def dump_artifact(
+    dump: DumpFile,
+    run: EvaluationRun | None,
+    counters: CounterProvider,
+    timeline: list[dict[str, Any]] | None = None,
+    earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
+) -> Artifact:
+    """The dump as an artifact: the rebuilt context before, the context after, and the record.
+
+    `earlier_kept_ids` gives (on demand) the context_message_ids that earlier dumps of the
+    same context kept, whose usage records were therefore stale before this compression.
+    """
+    rebuild = rebuild_context(dump)
+    check = _check_of(run)
+    out = _Recovered(unrecoverable=list(rebuild.notes))
+    _recover_window(dump, check, out)
+    _recover_mode(rebuild, dump, counters, out)
+    span_first = run.span_counts if run is not None else None
+    snapshot, stale_info = _rebuilt_snapshot(
+        dump, rebuild, out, span_first, check, counters, earlier_kept_ids
+    )
+    note = _span_note(dump, run)
+    if note is not None:
+        out.unrecoverable.append(note)
+    recorded = dump_recorded(
+        dump,
+        run,
+        messages_before=None if rebuild.messages is None else len(rebuild.messages),
+        messages_after=None if rebuild.after is None else len(rebuild.after),
+        inferred=out.inferred,
+        unrecoverable=tuple(out.unrecoverable),
+        stale_usage=None
+        if stale_info is None
+        else {k: v for k, v in stale_info.items() if k != "note"},
+    )
+    return Artifact(
+        source=dump.source,
+        id=dump.id,
+        kind="dump",
+        snapshot=snapshot,
+        recorded=recorded,
+        processor=dump.processor,
+        session_id=dump.session_id or dump.name_session,
+        context_id=dump.context_id,
+        timestamp=dump.timestamp,
+        after=rebuild.after,
+        recorded_token_mode=out.token_mode,
+        extra={"timeline": timeline or [], "raw_keys": sorted(dump.raw.keys())},
+    )
+
+
+def dump_header_artifact(
+    dump: DumpFile,
+    run: EvaluationRun | None,
+    timeline: list[dict[str, Any]] | None = None,
+    messages_after: int | None = None,
+) -> Artifact:
+    """The dump as an artifact from its recorded fields only: no context is rebuilt.
+
+    For `inspector stats` and other readers of `Artifact.recorded` alone: the keys that
+    `dump_artifact` fills from the dump's header (span, tokens, reduction, retries, the
+    linked threshold_check) are the same; `snapshot` and `after` are None, the token mode
+    is not inferred, and a dump whose messages could not be rebuilt is not refused (its
+    message lists are never read). `messages_before` is None; `extra["header_only"]` is
+    True.
+    """
+    recorded = dump_recorded(
+        dump, run, messages_after=messages_after, unrecoverable=(HEADER_ONLY_NOTE,)
+    )
+    return Artifact(
+        source=dump.source,
+        id=dump.id,
+        kind="dump",
+        snapshot=None,
+        recorded=recorded,
+        processor=dump.processor,
+        session_id=dump.session_id or dump.name_session,
+        context_id=dump.context_id,
+        timestamp=dump.timestamp,
+        after=None,
+        recorded_token_mode=None,
+        extra={
+            "timeline": timeline or [],
+            "raw_keys": sorted(dump.raw.keys()),
+            "header_only": True,
+        },
+    )

@@ -1,0 +1,1 @@
+"""Strategies that exist only for the tests (registered by monkeypatching the registry)."""
