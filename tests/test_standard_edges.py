@@ -469,3 +469,37 @@ def test_loop_fingerprint_counts_repeated_tools(counters: dict[str, TokenCounter
     decision = _decide("ReasoningToolLoopCompactProcessor", loop, counters)
     assert decision.numbers["details"]["rounds"][0][3] == ["grep", "grep"]
     assert decision.hit is False
+
+
+def test_release_is_a_setting(counters: dict[str, TokenCounter]) -> None:
+    """The recorded release is a setting; switching it re-counts under that release's rules."""
+    strategy = for_processor("MessageOffloader")
+    snap = snapshot_from_dict(
+        {
+            "processor": "MessageOffloader",
+            "processor_family": "standard",
+            "openjiuwen_version": "0.1.16",
+            "config": {
+                "tokens_threshold": 1,
+                "large_message_threshold": 10,
+                "trim_size": 5,
+                "keep_last_round": False,
+            },
+            "messages": CONVERSATION,
+            "added_from": 8,
+        }
+    )
+    prepared = strategy.prepare(snap, counters)
+    settings = strategy.recorded_settings(snap)
+    assert settings.openjiuwen_version == "0.1.16"  # type: ignore[attr-defined]
+    assert "openjiuwen_version" not in strategy.assumed_fields(snap)
+    old = strategy.decide(prepared, settings)
+    new = strategy.decide(prepared, settings.with_(openjiuwen_version="0.1.17"))
+    assert (old.numbers["counter"], old.hit) == ("TiktokenCounter", True)
+    assert (new.numbers["counter"], new.hit, new.total_tokens) == ("None", False, 0)
+    assert strategy.counting_key(settings) != strategy.counting_key(
+        settings.with_(openjiuwen_version="0.1.19.post2")
+    )
+    with pytest.raises(ConfigError) as error:
+        settings.with_(openjiuwen_version="latest")
+    assert error.value.field == "openjiuwen_version"

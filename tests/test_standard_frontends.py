@@ -111,7 +111,7 @@ async def test_context_view_on_a_standard_snapshot(
             _matches_core(screen, counters)
             await pilot.press("p")
             await settle(app, pilot)
-        assert set(seen) == set(registry.keys())
+        assert set(seen) == set(registry.strategy_keys())
 
 
 def test_sweep_json_on_a_standard_snapshot(

@@ -9,6 +9,7 @@ turns it into a `Decision`. Must not import anything outside the standard librar
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,21 @@ class StandardPrepared:
     add_passes_window: bool = False
     #: How cl100k counting is available (from the front end), shown when it is inexact.
     counting_note: str = ""
+    #: The counters the context was prepared with (a release switch prepares again with them).
+    counters: Mapping[str, TokenCounter] = field(default_factory=dict)
     cache: dict[Any, Any] = field(default_factory=dict)
+
+    def for_release(self, version: str | None) -> StandardPrepared:
+        """This context under another release's rules (None or the same rules: itself)."""
+        if version is None or version == self.snapshot.openjiuwen_version:
+            return self
+        key = ("release", version)
+        if key not in self.cache:
+            other = dataclasses.replace(self.snapshot, openjiuwen_version=version)
+            self.cache[key] = prepare_standard(other, self.counters, self.hook, self.counting_note)
+        found = self.cache[key]
+        assert isinstance(found, StandardPrepared)
+        return found
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -114,6 +129,7 @@ def prepare_standard(
         tools=snapshot.tools,
         add_passes_window=passes,
         counting_note=counting_note,
+        counters=counters,
     )
 
 

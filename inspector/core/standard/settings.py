@@ -8,6 +8,7 @@ MessageSummaryOffloader. Must not import anything outside pydantic and `inspecto
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -41,7 +42,31 @@ def optional_int(value: Any) -> Any:
     return value
 
 
-class MessageSummaryOffloaderSettings(Settings):
+class StandardSettings(Settings):
+    """What every standard processor's settings have: the release whose rules decide."""
+
+    openjiuwen_version: str | None = Field(
+        None,
+        description="The openJiuwen release whose rules decide (counter, estimates, window "
+        "table): 0.1.16, 0.1.17 or 0.1.19; empty: the snapshot's, else the newest.",
+        json_schema_extra={"flag": "--openjiuwen", "sweep": False},
+    )
+
+    @field_validator("openjiuwen_version", mode="before")
+    @classmethod
+    def _release_string(cls, value: Any) -> Any:
+        """A release string such as 0.1.19.post2 ("" or "none": the snapshot's)."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.lower() in ("", "none", "null"):
+                return None
+            if not re.match(r"^v?\d+\.\d+\.\d+", text):
+                raise ValueError("a release such as 0.1.16, 0.1.17 or 0.1.19.post2")
+            return text
+        return value
+
+
+class MessageSummaryOffloaderSettings(StandardSettings):
     """`MessageSummaryOffloaderConfig`."""
 
     large_message_threshold: int = Field(
@@ -72,7 +97,7 @@ class MessageSummaryOffloaderSettings(Settings):
     )
 
 
-class MessageOffloaderSettings(Settings):
+class MessageOffloaderSettings(StandardSettings):
     """`MessageOffloaderConfig`."""
 
     messages_threshold: int | None = Field(
@@ -121,7 +146,7 @@ class MessageOffloaderSettings(Settings):
         return self
 
 
-class ToolResultBudgetSettings(Settings):
+class ToolResultBudgetSettings(StandardSettings):
     """`ToolResultBudgetProcessorConfig`."""
 
     tokens_threshold: int = Field(
@@ -147,7 +172,7 @@ class ToolResultBudgetSettings(Settings):
         return self
 
 
-class ToolResultWindowSettings(Settings):
+class ToolResultWindowSettings(StandardSettings):
     """`ToolResultWindowProcessorConfig` (min_offload_chars, small_result_trim_size: 0.1.17+)."""
 
     tool_names: list[str] = Field(
@@ -170,7 +195,7 @@ class ToolResultWindowSettings(Settings):
     )
 
 
-class DialogueSettings(Settings):
+class DialogueSettings(StandardSettings):
     """`DialogueCompressorConfig`."""
 
     messages_threshold: int | None = Field(
@@ -198,7 +223,7 @@ class DialogueSettings(Settings):
     )
 
 
-class CurrentRoundSettings(Settings):
+class CurrentRoundSettings(StandardSettings):
     """`CurrentRoundCompressorConfig`."""
 
     tokens_threshold: int = Field(
@@ -231,7 +256,7 @@ class CurrentRoundSettings(Settings):
     model: str | None = _MODEL
 
 
-class RoundLevelSettings(Settings):
+class RoundLevelSettings(StandardSettings):
     """`RoundLevelCompressorConfig`."""
 
     trigger_context_ratio: float = Field(
@@ -263,7 +288,7 @@ class RoundLevelSettings(Settings):
     )
 
 
-class FullCompactSettings(Settings):
+class FullCompactSettings(StandardSettings):
     """`FullCompactProcessorConfig` (the text fields keep openJiuwen's defaults)."""
 
     trigger_total_tokens: int = Field(
@@ -296,7 +321,7 @@ class FullCompactSettings(Settings):
     )
 
 
-class MicroCompactSettings(Settings):
+class MicroCompactSettings(StandardSettings):
     """`MicroCompactProcessorConfig`."""
 
     trigger_threshold: int = Field(
@@ -315,7 +340,7 @@ class MicroCompactSettings(Settings):
     )
 
 
-class ReasoningToolLoopSettings(Settings):
+class ReasoningToolLoopSettings(StandardSettings):
     """`ReasoningToolLoopCompactConfig` (0.1.16 only)."""
 
     enabled: bool = Field(True, description="Fold repeated reasoning/tool loops.")

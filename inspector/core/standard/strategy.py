@@ -29,7 +29,7 @@ from inspector.core.standard.prepared import (
     StandardPrepared,
     prepare_standard,
 )
-from inspector.core.standard.release import Release
+from inspector.core.standard.release import Release, choose_release
 from inspector.core.standard.whatif import (
     decisions_at,
     nearest_flip,
@@ -101,14 +101,24 @@ class StandardStrategy:
         return values, ignored
 
     def recorded_settings(self, snapshot: ContextSnapshot) -> Settings:
-        """The processor's config as recorded (defaults for the rest; unknown keys ignored)."""
+        """The processor's config as recorded (defaults for the rest; unknown keys ignored),
+        and the snapshot's release."""
         values, _ = self._config(snapshot)
+        if snapshot.openjiuwen_version is not None:
+            values["openjiuwen_version"] = snapshot.openjiuwen_version
         return self.settings_model.build(values)
 
     def assumed_fields(self, snapshot: ContextSnapshot) -> frozenset[str]:
-        """Fields the snapshot's config did not set."""
+        """Fields the snapshot's config (and release) did not set."""
         values, _ = self._config(snapshot)
+        if snapshot.openjiuwen_version is not None:
+            values["openjiuwen_version"] = snapshot.openjiuwen_version
         return frozenset(self.settings_model.model_fields) - frozenset(values)
+
+    def counting_key(self, settings: Settings) -> str:
+        """The release whose counter counts (the processor's own fields never change counts)."""
+        version = getattr(settings, "openjiuwen_version", None)
+        return "standard@" + (choose_release(version).release if version else "snapshot")
 
     # --- preparing and deciding -----------------------------------------------------------
 
@@ -128,19 +138,22 @@ class StandardStrategy:
             raise ConfigError("prepared", type(prepared).__name__, "a standard-family context")
         return prepared
 
-    def outcome(self, prepared: Prepared, settings: Settings) -> Outcome:
-        """The processor module's outcome (the reference's `details` included)."""
-        prep = self._prep(prepared)
+    def _prep_for(self, prepared: Prepared, settings: Settings) -> StandardPrepared:
+        """The prepared context under the settings' release."""
         if not isinstance(settings, self.settings_model):
             raise ConfigError("settings", type(settings).__name__, self.settings_model.__name__)
-        return type(self).evaluator(prep, settings)
+        return self._prep(prepared).for_release(getattr(settings, "openjiuwen_version", None))
+
+    def outcome(self, prepared: Prepared, settings: Settings) -> Outcome:
+        """The processor module's outcome (the reference's `details` included)."""
+        return type(self).evaluator(self._prep_for(prepared, settings), settings)
 
     def decide(
         self, prepared: Prepared, settings: Settings, artifact: Artifact | None = None
     ) -> Decision:
         """The decision with its checks, findings, regions and numbers."""
-        prep = self._prep(prepared)
-        outcome = self.outcome(prep, settings)
+        prep = self._prep_for(prepared, settings)
+        outcome = type(self).evaluator(prep, settings)
         hit, reason, verdict = outcome.hit, outcome.reason, outcome.verdict
         if prep.choice.release not in self.releases:
             hit, reason, verdict = False, "not_in_release", "NOT IN THIS RELEASE"
