@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,24 @@ def test_report_commands_never_import_textual(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_human_report_with_a_lone_surrogate_on_a_strict_terminal(tmp_path: Path) -> None:
+    source = tmp_path / "surrogate.json"
+    source.write_text(
+        '{"processor": "CurrentRoundCompressor", "context_max": 1000, '
+        '"messages": [{"role": "user", "content": "bad \\ud800 text"}]}',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run(
+        [sys.executable, "-m", "inspector", "why", str(source)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        encoding="utf-8",
+        errors="replace",
+    )
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "DOES NOT COMPRESS" in result.stdout

@@ -18,7 +18,7 @@ from inspector.core.strategy.base import RegionRange, region_changes
 from inspector.core.strategy.base import flip_indices as strategy_flips
 from inspector.core.tokens import TokenCounter
 from inspector.render.context_bar import BarParts, ContextBar, _columns
-from inspector.render.message_detail import message_detail
+from inspector.render.message_detail import Placement, message_detail
 from inspector.render.sweep_chart import ChartPoint, SweepChart, flip_indices
 from inspector.tui.screens.sweep import chart_points
 from tests.conftest import PARITY_CASES, REFERENCE, call, msg
@@ -164,8 +164,7 @@ def test_region_reason_and_detail_for_every_message_of_parity_cases(
                         message,
                         index,
                         priced.per_message_tokens[index],
-                        evaluation.span.region_of(index),
-                        sentence,
+                        Placement(evaluation.span.region_of(index), sentence),
                     ),
                     60,
                 )

@@ -8,6 +8,7 @@ errors to exit codes in one place (0 all read, 1 some input unreadable, 2 bad us
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -59,8 +60,19 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_streams() -> None:
+    """Text that cannot be encoded (a lone surrogate in a loaded file) is printed escaped,
+    never a traceback, whatever the terminal's encoding."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `inspector` console script."""
+    _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
     if command is None and args_list and args_list[0] in ("-h", "--help"):

@@ -487,18 +487,28 @@ class DumpIdentity:
     context_id: str = "unknown_context"
 
 
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """The compression call a dump records: the prompt sent, the reply, its usage, and
+    whether the agent's tools were offered."""
+
+    prompt: str
+    raw_content: str
+    usage: Mapping[str, Any] | None
+    include_tools: bool
+
+
 def dump_document(
     identity: DumpIdentity,
     snapshot: ContextSnapshot,
     context_max: int,
     compaction: Compaction,
-    prompt: str,
-    raw_content: str,
-    usage: Mapping[str, Any] | None,
-    include_tools: bool,
+    exchange: Exchange,
     timestamp: float,
 ) -> dict[str, Any]:
     """The compression dump openJiuwen writes after an applied compression (keys in file order)."""
+    prompt, raw_content, usage = exchange.prompt, exchange.raw_content, exchange.usage
+    include_tools = exchange.include_tools
     span = compaction.span
     sent_tools = list(snapshot.tools) if include_tools else []
     after = compaction.after_messages

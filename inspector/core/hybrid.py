@@ -518,45 +518,50 @@ def _request(plan: _Plan) -> SummaryRequest:
 _NOT_RUN = object()
 
 
+def _level3(plan: _Plan, reply: Any, error: str | None) -> tuple[bool, str | None]:
+    """Level 3 with the reply (or the error, or no summarizer): the summary message, the
+    water level after it and the reason. Returns (an LLM call was made, its error)."""
+    placeholder = plan.config.placeholder_summary_tokens
+    summary_tokens_adjust = 0
+    call_made = False
+    level3_error: str | None = None
+    if reply is _NOT_RUN and error is None:
+        text = f"{SUMMARY_PREFIX} · level 3 · LLM summary not run: priced at {placeholder} tokens]"
+        message = _summary_message(text, "placeholder")
+        plan.summary_source, plan.summary_text = "placeholder", None
+        summary_tokens_adjust = placeholder - plan.estimate(message)
+    else:
+        call_made = True
+        try:
+            if error is not None:
+                raise RuntimeError(error)
+            text, notes = clean_llm_summary(reply, plan.config.summary_max_words)
+            plan.notes.extend(notes)
+            text = f"{SUMMARY_PREFIX} · level 3 · LLM summary]\n{text}"
+            message = _summary_message(text, "llm")
+            plan.summary_source, plan.summary_text = "llm", text
+        except Exception as failure:  # noqa: BLE001 - compression must never fail
+            level3_error = (str(failure) or type(failure).__name__)[:300]
+            assert plan.rule_text is not None
+            message = _summary_message(plan.rule_text, "rule")
+            plan.summary_source, plan.summary_text = "fallback", plan.rule_text
+    plan.messages_after = _layout(plan, message)
+    after3 = kept_estimate(plan) + plan.estimate(message) + summary_tokens_adjust
+    plan.levels.append(WaterLevel("level_3", after3, after3 > plan.threshold))
+    plan.reason = "compressed_at_level_3" if after3 <= plan.threshold else "still_above_threshold"
+    return call_made, level3_error
+
+
 def _finish(
     plan: _Plan, reply: Any, error: str | None, request: SummaryRequest | None
 ) -> HybridResult:
-    """Level 3 with the reply (or the error, or no summarizer), then the result."""
+    """Level 3 when needed, then the result."""
     llm_calls = 0
     call_made = False
     level3_error: str | None = None
-    summary_tokens_adjust = 0
     if plan.stage == 3:
         llm_calls = 1
-        placeholder = plan.config.placeholder_summary_tokens
-        if reply is _NOT_RUN and error is None:
-            text = (
-                f"{SUMMARY_PREFIX} · level 3 · LLM summary not run: priced at {placeholder} tokens]"
-            )
-            message = _summary_message(text, "placeholder")
-            plan.summary_source, plan.summary_text = "placeholder", None
-            summary_tokens_adjust = placeholder - plan.estimate(message)
-        else:
-            call_made = True
-            try:
-                if error is not None:
-                    raise RuntimeError(error)
-                text, notes = clean_llm_summary(reply, plan.config.summary_max_words)
-                plan.notes.extend(notes)
-                text = f"{SUMMARY_PREFIX} · level 3 · LLM summary]\n{text}"
-                message = _summary_message(text, "llm")
-                plan.summary_source, plan.summary_text = "llm", text
-            except Exception as failure:  # noqa: BLE001 - compression must never fail
-                level3_error = (str(failure) or type(failure).__name__)[:300]
-                assert plan.rule_text is not None
-                message = _summary_message(plan.rule_text, "rule")
-                plan.summary_source, plan.summary_text = "fallback", plan.rule_text
-        plan.messages_after = _layout(plan, message)
-        after3 = kept_estimate(plan) + plan.estimate(message) + summary_tokens_adjust
-        plan.levels.append(WaterLevel("level_3", after3, after3 > plan.threshold))
-        plan.reason = (
-            "compressed_at_level_3" if after3 <= plan.threshold else "still_above_threshold"
-        )
+        call_made, level3_error = _level3(plan, reply, error)
     elif plan.stage == 2 and plan.reason != "compressed_at_level_2":
         plan.reason = "still_above_threshold"
 

@@ -279,33 +279,35 @@ class HybridResult:
                         "not needed: an earlier level was enough",
                     )
                 )
-        mismatch = alignment_check(self.config)
-        out.append(
-            Check(
-                "hybrid_alignment",
-                "Engine budget vs model window",
-                "pass"
-                if mismatch is None
-                else "info"
-                if mismatch.key == "model_window_unknown"
-                else "fail",
-                f"engine budget {self.config.max_context_tokens} vs the model's usable window "
-                f"{self.config.usable_window} (= context_window {self.config.context_window} - "
-                f"reserved_output_tokens {self.config.reserved_output_tokens})"
-                + (
-                    ": they agree"
-                    if mismatch is None
-                    else ": the model window is not known"
-                    if mismatch.key == "model_window_unknown"
-                    else ": they disagree (see findings)"
-                ),
-                {
-                    "max_context_tokens": self.config.max_context_tokens,
-                    "usable_window": self.config.usable_window,
-                },
-            )
-        )
+        out.append(self._alignment_check())
         return tuple(out)
+
+    def _alignment_check(self) -> Check:
+        """The engine budget against the model's usable window."""
+        mismatch = alignment_check(self.config)
+        return Check(
+            "hybrid_alignment",
+            "Engine budget vs model window",
+            "pass"
+            if mismatch is None
+            else "info"
+            if mismatch.key == "model_window_unknown"
+            else "fail",
+            f"engine budget {self.config.max_context_tokens} vs the model's usable window "
+            f"{self.config.usable_window} (= context_window {self.config.context_window} - "
+            f"reserved_output_tokens {self.config.reserved_output_tokens})"
+            + (
+                ": they agree"
+                if mismatch is None
+                else ": the model window is not known"
+                if mismatch.key == "model_window_unknown"
+                else ": they disagree (see findings)"
+            ),
+            {
+                "max_context_tokens": self.config.max_context_tokens,
+                "usable_window": self.config.usable_window,
+            },
+        )
 
     def to_json(self, with_outcomes: bool = True) -> dict[str, Any]:
         """The decision fields of `why --json` for `--processor hybrid`, plus a `hybrid` block."""

@@ -213,6 +213,11 @@ def _orphan_tool_result(result: RerunResult) -> Finding | None:
 
 def rerun_findings(result: RerunResult) -> list[Finding]:
     """Pitfalls seen in this run (misclassified errors, tools offered, quiet drops, ...)."""
+    return [*_request_findings(result), *_attempt_findings(result), *_reply_findings(result)]
+
+
+def _request_findings(result: RerunResult) -> list[Finding]:
+    """What the request itself risks: a forced run, tools offered to the compressor model."""
     out: list[Finding] = []
     evaluation = result.evaluation
     if not evaluation.hit:
@@ -235,6 +240,12 @@ def rerun_findings(result: RerunResult) -> list[Finding]:
                 "nothing (re-run with tools left out to avoid it).",
             )
         )
+    return out
+
+
+def _attempt_findings(result: RerunResult) -> list[Finding]:
+    """What the attempts show: misclassified errors, overflow shrinks, a failed call."""
+    out: list[Finding] = []
     for attempt in result.attempts:
         if attempt.misclassified:
             out.append(
@@ -272,6 +283,13 @@ def rerun_findings(result: RerunResult) -> list[Finding]:
                 + (" openJiuwen writes no debug record for this failure." if quiet else ""),
             )
         )
+    return out
+
+
+def _reply_findings(result: RerunResult) -> list[Finding]:
+    """What the reply and the new context show: empty or unstructured replies, no benefit,
+    heavy re-injection, what the summary lost."""
+    out: list[Finding] = []
     if result.outcome == "empty_summary":
         code = "tool_call_only_reply" if result.reply and result.reply.tool_calls else "empty_reply"
         out.append(Finding(code, "warning", explain_outcome(result)))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.core.compaction import (
+    Exchange,
     debug_file_name,
     dump_document,
     dump_file_name,
@@ -90,16 +91,9 @@ def write_rerun(
     now = clock()
     dump_path: Path | None = None
     if result.outcome == "applied" and result.compaction is not None and result.reply is not None:
+        exchange = Exchange(result.prompt, result.reply.content, result.usage, result.include_tools)
         document = dump_document(
-            identity,
-            result.snapshot,
-            result.tuning.context_max,
-            result.compaction,
-            result.prompt,
-            result.reply.content,
-            result.usage,
-            result.include_tools,
-            now,
+            identity, result.snapshot, result.tuning.context_max, result.compaction, exchange, now
         )
         dump_path = folder / dump_file_name(
             int(now * 1000), identity.processor_type, identity.session_id

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -74,17 +75,25 @@ def _json_renderable(value: Any) -> RenderableType:
         return Text(str(value))
 
 
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a message sits: its region, that region's word, and why it is there."""
+
+    region: str
+    reason: str = ""
+    label: str | None = None
+
+
 def message_detail(
     message: Message,
     index: int,
     tokens: int | None,
-    region: str,
-    reason: str,
+    place: Placement,
     links: Sequence[int] = (),
-    region_label: str | None = None,
     results_by_call: Mapping[str, Sequence[int]] | None = None,
 ) -> Group:
     """Everything about one message: header, why-region, content, tool calls, usage, metadata."""
+    region, reason, region_label = place.region, place.reason, place.label
     header = Text()
     header.append(f"#{index} ", "bold")
     header.append(message.role, "bold")

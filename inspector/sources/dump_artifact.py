@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
+from inspector.core.engine import PricedContext
 from inspector.core.errors import ConfigError
+from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun
-from inspector.core.tuning import DEFAULT_KEEP_RECENT, parse_processor
+from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
 from inspector.sources.dump import DumpFile, Rebuild, rebuild_context
 from inspector.sources.dump_infer import (
     CounterProvider,
@@ -82,10 +84,6 @@ def _recover_window(dump: DumpFile, check: Mapping[str, Any] | None, out: _Recov
             ratio = None if value is None else infer_ratio(context_max, value, floor_one)
             if ratio is not None:
                 out.take(name, ratio, f"threshold_check.{key} = {value}")
-    if "trigger_ratio" not in out.values:
-        out.unrecoverable.append(
-            "the trigger ratio is not in the dump and no threshold_check was linked: default 0.8 used"
-        )
 
 
 def _recover_mode(
@@ -119,6 +117,7 @@ def _rebuilt_snapshot(
             out.inferred["keep_recent"] = {"value": keep, "from": how}
     tuning = safe_tuning(out.values, out.unrecoverable)
     messages, stale_info = resolve_stale(rebuild, tuning, check, counters, earlier_kept_ids)
+    tuning = _consistent_ratios(rebuild, messages, tuning, counters, out)
     if stale_info is not None:
         out.unrecoverable.append(stale_info["note"])
     snapshot = ContextSnapshot(
@@ -131,6 +130,67 @@ def _rebuilt_snapshot(
         extra={"rebuilt_from": "dump"},
     )
     return snapshot, stale_info
+
+
+#: Ratios are inferred on openJiuwen's grid of 0.001.
+_RATIO_GRID = 1000
+
+
+def _largest_ratio(limit_tokens: int, context_max: int, low: float) -> float | None:
+    """The largest ratio r on the grid with int(context_max x r) <= limit_tokens, r > low."""
+    k = min(int(limit_tokens * _RATIO_GRID // context_max), _RATIO_GRID - 1)
+    while k > 0 and int(context_max * (k / _RATIO_GRID)) > limit_tokens:
+        k -= 1
+    ratio = round(k / _RATIO_GRID, 3)
+    return ratio if ratio > low else None
+
+
+def _consistent_ratios(
+    rebuild: Rebuild,
+    messages: tuple[Message, ...],
+    tuning: Tuning,
+    counters: CounterProvider,
+    out: _Recovered,
+) -> Tuning:
+    """A dump exists only because the trigger fired and the region was big enough: ratios
+    the dump does not record are taken in the range its numbers allow (trigger ratio at most
+    total / context_max, min-target ratio at most target / context_max), so re-evaluating
+    the recorded settings agrees with the artifact. The range goes to `inferred`."""
+    missing = [name for name in ("trigger_ratio", "min_target_ratio") if name not in out.present]
+    if not missing:
+        return tuning
+    counter = counters()[tuning.token_mode]
+    priced = PricedContext(rebuild.system_messages, messages, rebuild.tools, counter)
+    evaluation = priced.evaluate(tuning)
+    cm = tuning.context_max
+    if "trigger_ratio" in missing:
+        total = evaluation.total_tokens
+        bound = round(total / cm, 4)
+        if evaluation.total_tokens >= evaluation.threshold:
+            how = f"not recorded: the default {tuning.trigger_ratio} is consistent with the dump (the trigger fired at total {total:,}, so ratio <= {bound})"
+        else:
+            ratio = _largest_ratio(total, cm, 0.0)
+            if ratio is not None:
+                tuning = tuning.with_(trigger_ratio=ratio)
+            how = f"not recorded: the dump exists, so the trigger fired at total {total:,} of context_max {cm:,}: ratio in (0, {bound}]; evaluated with {tuning.trigger_ratio}"
+        out.inferred["trigger_ratio"] = {"value": tuning.trigger_ratio, "from": how, "max": bound}
+    if "min_target_ratio" in missing:
+        evaluation = priced.evaluate(tuning)
+        target = evaluation.span_target_tokens
+        bound = round(target / cm, 4)
+        if evaluation.reason == "target_below_min":
+            ratio = _largest_ratio(target, cm, -1.0)
+            if ratio is not None:
+                tuning = tuning.with_(min_target_ratio=ratio)
+            how = f"not recorded: the dump exists, so the region to compress ({target:,} tokens) reached the minimum: ratio in [0, {bound}]; evaluated with {tuning.min_target_ratio}"
+        else:
+            how = f"not recorded: the default {tuning.min_target_ratio} is consistent with the dump (region to compress {target:,} tokens, so ratio <= {bound})"
+        out.inferred["min_target_ratio"] = {
+            "value": tuning.min_target_ratio,
+            "from": how,
+            "max": bound,
+        }
+    return tuning
 
 
 def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:

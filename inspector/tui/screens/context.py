@@ -40,7 +40,7 @@ from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
 from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, decision_parts
-from inspector.render.message_detail import message_detail, message_plain_text
+from inspector.render.message_detail import Placement, message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
     recorded_answer,
@@ -468,27 +468,19 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         message = messages[index]
         if self.showing_after:
             region = self.query_one(MessageList).region_of(index)
+            place = Placement(region, after_role(message), AFTER_LABELS.get(region))
             detail = message_detail(
-                message,
-                index,
-                None,
-                region,
-                after_role(message),
-                self.links.get(index, ()),
-                region_label=AFTER_LABELS.get(region),
-                results_by_call=self.results,
+                message, index, None, place, self.links.get(index, ()), self.results
             )
         else:
             tokens = decision.message_tokens[index] if decision.message_tokens else None
-            detail = message_detail(
-                message,
-                index,
-                tokens,
+            place = Placement(
                 decision.region_of(index),
                 decision.message_notes.get(index, ""),
-                self.links.get(index, ()),
-                region_label=decision.message_labels.get(index) or decision.region_label(index),
-                results_by_call=self.results,
+                decision.message_labels.get(index) or decision.region_label(index),
+            )
+            detail = message_detail(
+                message, index, tokens, place, self.links.get(index, ()), self.results
             )
         self.query_one(MessageDetailPane).show(detail)
 
