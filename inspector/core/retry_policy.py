@@ -16,6 +16,7 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,9 +51,26 @@ class FailureKinds:
     kind: ErrorKind
 
 
-def classify_failure(failure: HttpFailure, policy: RetryPolicy = "openjiuwen") -> FailureKinds:
-    """openJiuwen's classification of its error text, ours by status, and the one that drives."""
+_SDK_CLASS_PREFIX = re.compile(r"(openAI API async invoke error: )[A-Za-z_][A-Za-z0-9_]*: ")
+
+
+def without_class_prefix(text: str) -> str:
+    """The error text as releases up to 0.1.17.post2 join it: no SDK class name before the
+    SDK message (`...invoke error: Error code: 413 - ...`)."""
+    return _SDK_CLASS_PREFIX.sub(r"\1", text)
+
+
+def classify_failure(
+    failure: HttpFailure, policy: RetryPolicy = "openjiuwen", class_prefix: bool = True
+) -> FailureKinds:
+    """openJiuwen's classification of its error text, ours by status, and the one that drives.
+
+    `class_prefix`: whether the release puts the SDK class name in the text (0.1.18 and
+    later, `ReleaseProfile.error_message_class_prefix`); the text is classified as written.
+    """
     text = openjiuwen_error_text(failure)
+    if not class_prefix:
+        text = without_class_prefix(text)
     ojw_kind = classify_openjiuwen(
         text, failure.status_code, is_timeout_error=failure.transport == "timeout"
     )
