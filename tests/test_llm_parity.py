@@ -25,7 +25,7 @@ SCENARIOS = model_scenarios()
 ENV = {"OPENAI_API_KEY": "sk-test-parity-SECRET-123"}
 #: The reference scenarios were written by an openJiuwen source snapshot between the PyPI
 #: releases: 0.1.17's counting, previews and 16-key usage records, but the SDK class name
-#: in error texts (which PyPI has only from 0.1.18).
+#: in error texts (which PyPI has only from 0.1.18), joined by the openai 2.x SDK.
 REFERENCE_PROFILE = dataclasses.replace(
     PROFILE_0_1_17, name="reference", releases=("reference",), error_message_class_prefix=True
 )
@@ -66,6 +66,7 @@ async def _run(
                 counter=counters[snapshot.tuning.token_mode],
                 identity=scenario.identity,
                 profile=REFERENCE_PROFILE,
+                sdk_errors="2",
             ),
             RerunHooks(sleep=sleep, env=ENV),
         )

@@ -23,6 +23,7 @@ from inspector.core.engine import Span
 from inspector.core.errors import ConfigError
 from inspector.core.messages import Message, Tool
 from inspector.core.reinjection import Reinjection, build_reinjection
+from inspector.core.releases.profiles import ReleaseProfile
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_CLASS_NAMES
@@ -144,6 +145,17 @@ class Sampling:
     top_p: float | None = DEFAULT_TOP_P
     max_tokens: int | None = None
     stop: Any = None
+
+
+#: The sampling a release's `ModelRequestConfig` sends when the host sets none, by profile
+#: name: 0.1.17's defaults are temperature 0.95 and top_p 0.1; from 0.1.18 both default
+#: to None and are left out of the body.
+_RELEASE_SAMPLING: dict[str, Sampling] = {"0.1.17": Sampling()}
+
+
+def release_sampling(profile: ReleaseProfile) -> Sampling:
+    """The sampling values `profile`'s releases send by default."""
+    return _RELEASE_SAMPLING.get(profile.name, Sampling(temperature=None, top_p=None))
 
 
 def prompt_message(prompt: str) -> Message:

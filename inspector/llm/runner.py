@@ -48,7 +48,13 @@ from inspector.core.rerun import (
     RetryPolicy,
     rerun_findings,
 )
-from inspector.core.retry_policy import RetryState, RetryStep, classify_failure, on_failure
+from inspector.core.retry_policy import (
+    RetryState,
+    RetryStep,
+    SdkErrorStyle,
+    classify_failure,
+    on_failure,
+)
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.summary_loss import LostItem, summary_losses
 from inspector.core.tokens import TokenCounter
@@ -79,6 +85,8 @@ class RerunOptions:
     #: span_built previews, usage records and error texts (None: the release the snapshot
     #: tells, `core.releases.choose_counting`).
     profile: ReleaseProfile | None = None
+    #: The OpenAI SDK generation whose error text the library would join (retry records).
+    sdk_errors: SdkErrorStyle = "3"
     #: Processor class and ids for the dump (None: what the snapshot carries).
     identity: DumpIdentity | None = None
 
@@ -201,7 +209,12 @@ def _failed_attempt(
 ) -> tuple[Attempt, HttpFailure, str]:
     """The attempt record of a failed call (key redacted), the failure and the driving kind."""
     failure = replace(failure, body_text=_redact(failure.body_text, plan.api_key) or "")
-    kinds = classify_failure(failure, plan.options.policy, plan.profile.error_message_class_prefix)
+    kinds = classify_failure(
+        failure,
+        plan.options.policy,
+        plan.profile.error_message_class_prefix,
+        plan.options.sdk_errors,
+    )
     attempt = replace(
         base,
         action="stop",
