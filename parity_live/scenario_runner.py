@@ -5,8 +5,8 @@ started on 127.0.0.1 by the harness in the project's interpreter), output folder
 scenario: `ContextEngine.create_context` with one forked processor whose model client
 points at the fake server (`max_retries=0`), then `get_context_window(system_messages,
 tools)`; the library writes its dump and debug JSONL into `<output>/<scenario>/`, the
-runner adds `result.json` and `window.json` (the
-context messages of the window, the new context after a compression). Standard library + openJiuwen only; never imports `inspector`.
+runner adds `result.json` and `window.json` (the context messages of the window: the new
+context after a compression). Standard library + openJiuwen only; never imports `inspector`.
 """
 
 from __future__ import annotations
