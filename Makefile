@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live
+.PHONY: run test check bench samples clean parity-live parity-rerun
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench tools scripts
-	$(BIN)/ruff check inspector tests bench tools scripts
+	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
+	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
@@ -32,6 +32,10 @@ bench: $(VENV)/.installed
 # venv under ~/.cache/context-inspector/, installed on first use): fresh random cases.
 parity-live: $(VENV)/.installed
 	$(BIN)/python -m parity_live live
+
+# re-record the re-run corpus (tests/data/rerun/) from the real releases' cached environments
+parity-rerun: $(VENV)/.installed
+	$(BIN)/python -m parity_live.rerun_scenarios
 
 samples: $(VENV)/.installed
 	$(BIN)/python -m tools.samples sample_dumps
