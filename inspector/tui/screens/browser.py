@@ -309,7 +309,7 @@ class BrowserScreen(InspectorScreen[None]):
             if self._visible(row):
                 self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
-                table.add_row(*row_cells(row), key=str(row.key))
+                table.add_row(*row_cells(row, self.palette), key=str(row.key))
         self.query_one("#filters", Static).update(self._filters(str(len(self.shown))), layout=False)
 
     def _adopt_pending(self, rows: Sequence[BrowserRow]) -> list[BrowserRow]:
@@ -327,7 +327,7 @@ class BrowserScreen(InspectorScreen[None]):
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            for (column, _), cell in zip(COLUMNS, row_cells(row), strict=True):
+            for (column, _), cell in zip(COLUMNS, row_cells(row, self.palette), strict=True):
                 table.update_cell(str(placeholder.key), column, cell)
         return rest
 
@@ -562,6 +562,10 @@ class BrowserScreen(InspectorScreen[None]):
             return False
         return not (self.outcome_filter and row.outcome_kind != self.outcome_filter)
 
+    def restyle(self) -> None:
+        """The theme changed: rebuild the table in its palette."""
+        self._refresh_table()
+
     def _refresh_table(self) -> None:
         """Apply filter and sort and rebuild the table, keeping the cursor on the same row."""
         table = self.query_one("#table", DataTable)
@@ -574,7 +578,7 @@ class BrowserScreen(InspectorScreen[None]):
         self._row_index = {row.key: index for index, row in enumerate(rows)}
         table.clear()
         for row in rows:
-            table.add_row(*row_cells(row), key=str(row.key))
+            table.add_row(*row_cells(row, self.palette), key=str(row.key))
         if current_key is not None:
             for index, row in enumerate(rows):
                 if row.key == current_key:
