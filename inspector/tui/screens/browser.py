@@ -562,10 +562,6 @@ class BrowserScreen(InspectorScreen[None]):
             return False
         return not (self.outcome_filter and row.outcome_kind != self.outcome_filter)
 
-    def restyle(self) -> None:
-        """The theme changed: rebuild the table in its palette."""
-        self._refresh_table()
-
     def _refresh_table(self) -> None:
         """Apply filter and sort and rebuild the table, keeping the cursor on the same row."""
         table = self.query_one("#table", DataTable)
@@ -595,6 +591,8 @@ class BrowserScreen(InspectorScreen[None]):
                 shown,
             )
         )
+
+    restyle = _refresh_table  # the theme changed: rebuild the table in its palette
 
     def _filters(self, shown: str) -> Text:
         return filters_text(
