@@ -175,6 +175,7 @@ def _look(screen: ContextScreen) -> dict[str, Any]:
         "row0": (message_list.region_of(0), [s.style for s in role_cell]),
         "badge": badge,
         "bar": screen.query_one(ContextBarPanel).palette["region.compress"],
+        "palette": {name: screen.palette[name] for name in screen.palette.names()},
     }
 
 
@@ -202,6 +203,11 @@ async def test_light_and_dark_themes_restyle_regions_and_verdict(
                 assert _contrast(fg, background) >= 3.0, (name, fg, background)
             badge_bg, badge_fg = _color(look["badge"], "bgcolor"), _color(look["badge"])
             assert badge_fg != badge_bg and _contrast(badge_fg, badge_bg) >= 3.0, look["badge"]
+            # every semantic style of the screen is legible where it is drawn
+            for name, style in look["palette"].items():
+                if style.color is not None:
+                    ground = background if style.bgcolor is None else _color(style, "bgcolor")
+                    assert _contrast(_color(style), ground) >= 3.0, (name, style)
             main = {look["regions"][name].color for name in ("prefix", "compress", "tail")}
             assert len(main) == 3, "prefix, compress and tail must look different"
             # the list draws row 0's role cell in its region's style
@@ -210,6 +216,8 @@ async def test_light_and_dark_themes_restyle_regions_and_verdict(
         for name in ("prefix", "compress", "tail", "summary"):
             assert light["regions"][name].color != dark["regions"][name].color, name
         assert light["badge"].bgcolor != dark["badge"].bgcolor
+        for name in ("verdict.hit", "verdict.miss", "verdict.hit_badge", "severity.warning"):
+            assert light["palette"][name] != dark["palette"][name], name
         assert light["bar"].color != dark["bar"].color
         # dark again draws exactly what the dark theme drew at first use of the palette
         assert dark["regions"]["prefix"] == screen.query_one(MessageList).region_style("prefix")

@@ -83,6 +83,15 @@ class LivePanel(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self._summary: RenderableType | None = None
+        self._shown: tuple[SourceState | None, LiveTracker | None, float | None] | None = None
+
+    def on_mount(self) -> None:
+        """Draw again in the new palette whenever the app's theme changes."""
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._reshow())
+
+    def _reshow(self) -> None:
+        if self._shown is not None and self.is_mounted:
+            self.show(*self._shown)
 
     def show(
         self,
@@ -91,6 +100,7 @@ class LivePanel(Static):
         threshold_percent: float | None = None,
     ) -> None:
         """Render the follow state and the tracker (both None hides the panel)."""
+        self._shown = (follow, tracker, threshold_percent)
         content = live_summary(follow, tracker, threshold_percent, palette_of(self))
         self._summary = content
         self.set_class(content is not None, "-live")
