@@ -15,15 +15,16 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/inspector sample_dumps
 
+# two workers: the suite is CPU-bound and the machines have two cores
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 check: $(VENV)/.installed
 	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
 	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
