@@ -215,7 +215,10 @@ class ContextBar:
             **self.labels,
         }
         legend = Text(no_wrap=True, overflow="ellipsis")
+        summed: dict[str, int] = {}  # runs of one region (a strategy's many) added up
         for name, tokens in parts.segments:
+            summed[name] = summed.get(name, 0) + tokens
+        for name, tokens in summed.items():
             legend.append("■ ", self.styles.region(name))
             legend.append(f"{names.get(name, name)} {tokens:,}" + (" " if short else "  "))
         free = max(parts.context_max - parts.total, 0)

@@ -563,7 +563,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
             return False
         if action == "toggle_after":
-            return self.artifact.after is not None or None
+            return self.artifact.after is not None
         if action == "rerun":
             return "rerun" in self.strategy.capabilities or None
         if action in ("next_match", "previous_match"):
