@@ -224,6 +224,8 @@ def why_report(
         parts.append(Text("no context available: showing what the source recorded", style="dim"))
     else:
         parts += [verdict_text(decision, styles), settings_line(decision)]
+        if not decision.exact_counting and decision.counting_note:
+            parts.append(Text(f"⚠ {decision.counting_note}", style=styles("caution")))
         parts += [Text(""), regions_table(decision, styles)]
         outcomes = messages_table(decision, styles=styles)
         if outcomes is not None:
