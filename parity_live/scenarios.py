@@ -113,6 +113,11 @@ RATE_LIMIT = {
     "type": "requests",
     "code": "rate_limit_exceeded",
 }
+SERVER_ERROR = {
+    "message": "The server had an error while processing your request",
+    "type": "server_error",
+    "code": None,
+}
 TOO_LARGE = {
     "message": "Request too large: context length exceeded",
     "type": "invalid_request_error",

@@ -87,14 +87,23 @@ def test_corpus_covers_both_profiles_and_the_shrink() -> None:
         release: sorted(p.name for p in (DATA / release).iterdir()) for release in RELEASES
     }
     assert committed["0.1.17"] == committed["0.1.19.post2"]
-    assert len(committed["0.1.17"]) >= 8
+    assert len(committed["0.1.17"]) >= 10
     statuses = [
         r["status"]
         for release, names in committed.items()
         for name in names
         for r in _read(DATA / release / name / "requests.json")
     ]
-    assert {413, 429, 200} <= set(statuses)
+    assert {413, 429, 500, 200} <= set(statuses)
+    # the retry budget runs out after three 500s: no dump, and the last two attempts of
+    # the log are the retries the library announced
+    for release in RELEASES:
+        exhausted = DATA / release / "retry_500_exhausted_engine_default"
+        assert [r["status"] for r in _read(exhausted / "requests.json")] == [500, 500, 500]
+        assert not [p for p in exhausted.glob("*_*.json") if p.name[0].isdigit()]
+        log = (exhausted / "CurrentRoundCompressor.jsonl").read_text(encoding="utf-8")
+        events = [json.loads(line)["event"] for line in log.splitlines()]
+        assert events[-2:] == ["compression_retry", "compression_retry"]
     # the releases really differ where the counter does: the second shrink of the same
     # context keeps 8 context messages under 0.1.19's StringLengthCounter, not 15
     twice = "shrink_413_twice_engine_default"
