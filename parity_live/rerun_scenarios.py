@@ -130,14 +130,28 @@ def _parallel_tail() -> list[dict[str, Any]]:
     return out
 
 
-def _dialogue() -> list[dict[str, Any]]:
-    """A finished round, then a new user request: DialogueCompressor compresses the first."""
-    return _long_round(5) + [
+def _dialogue(reads: bool) -> list[dict[str, Any]]:
+    """A finished round, then a new user request: DialogueCompressor compresses the first.
+
+    With `reads` the round reads five files, which the compressor re-injects after the
+    summary (under 0.1.17's counter the result is no smaller: no benefit)."""
+    rounds = _long_round(5)
+    for message in rounds:
+        if message.get("tool_calls") and not reads:
+            n = len(rounds)
+            message["tool_calls"] = [
+                _call(c["id"], "run_query", {"sql": f"EXPLAIN SELECT * FROM orders_{n}"})
+                for c in message["tool_calls"]
+            ]
+    return rounds + [
         {"role": "user", "content": "Now update the docs to match.", "metadata": {}},
         {"role": "assistant", "content": "Updating docs/export.md."},
     ]
 
 
+_COVERED = (
+    "<coverage_check>All rounds covered: the export scan and the fix.</coverage_check>\n" + SUMMARY
+)
 _BIG = (
     "<state_snapshot>"
     + "The export reads every table twice; keep both passes. " * 120
@@ -206,18 +220,26 @@ RERUN_SCENARIOS: list[dict[str, Any]] = [
         engine_config={},
         messages=_parallel_tail(),
         config={
-            "trigger_context_ratio": 0.2,
+            "trigger_context_ratio": 0.1,
             "min_target_context_ratio": 0.0,
             "keep_recent_messages": 3,
         },
     ),
     _shrink(
         "dialogue_engine_default",
+        [Reply(content=_COVERED)],
+        engine_config={},
+        processor="DialogueCompressor",
+        messages=_dialogue(reads=False),
+        config={"trigger_context_ratio": 0.1, "min_target_context_ratio": 0.0},
+    ),
+    _shrink(
+        "dialogue_reinjected_engine_default",
         [Reply(content=SUMMARY)],
         engine_config={},
         processor="DialogueCompressor",
-        messages=_dialogue(),
-        config={"trigger_context_ratio": 0.2, "min_target_context_ratio": 0.0},
+        messages=_dialogue(reads=True),
+        config={"trigger_context_ratio": 0.1, "min_target_context_ratio": 0.0},
     ),
     _shrink("no_benefit_engine_default", [Reply(content=_BIG)], engine_config={}),
     _shrink(
