@@ -1,14 +1,18 @@
 """Scripted re-run scenarios: what a real release sends to the model and the context it keeps.
 
 `RERUN_SCENARIOS` are contexts with the fake server's replies (plain compression under
-each counter, 413 then 200 with a real shrink, two 413s, 429 then 200, no benefit);
+each counter, 413 then 200 with a real shrink, two 413s, 429 then 200, 500 then 200, three
+500s, no benefit, a second compression of a context holding the first's memory block,
+images in the span, parallel tool calls across the tail boundary, RoundLevel with
+re-injection, DialogueCompressor with and without re-injected reads);
 `record_rerun(release, target)` serves each from its own `tests/servers/fake_openai.FakeOpenAI`
 on 127.0.0.1 and runs `scenario_runner.py` inside the release's venv (`max_retries=0`), then
 keeps per scenario: `scenario.json` (the input and the replies), `requests.json` (every
 request body the library sent and the status it got), `window.json` (the context after)
 and the library's own dump and debug JSONL. `tests/test_rerun_profiles.py` re-runs each
 with our engine against the same fake server and compares. Run:
-`python -m parity_live.rerun_scenarios [RELEASE ...] [--out tests/data/rerun]`.
+`python -m parity_live.rerun_scenarios [RELEASE ...] [--out tests/data/rerun] [--only NAME ...]`
+(`--only` re-records the named scenarios and leaves the others as they are).
 Must not import openJiuwen (the project's interpreter runs this; the venv runs the runner).
 """
 

@@ -6,7 +6,8 @@ scenario against `FakeOpenAI` on 127.0.0.1 (`max_retries=0`); `requests.json` ho
 body it sent, `window.json` the context it kept, and its own dump and debug JSONL. Here
 our re-run serves the same replies from the same fake server, with the profile and
 counter chosen from the snapshot's recorded release (as `inspector rerun` does), and must
-send the same bodies (JSON-equal), keep the same context and write the same dump.
+send the same bodies (JSON-equal), keep the same context and write the same dump and
+debug records (for 16 scenarios per release: see `parity_live/rerun_scenarios.py`).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def test_corpus_covers_both_profiles_and_the_shrink() -> None:
         release: sorted(p.name for p in (DATA / release).iterdir()) for release in RELEASES
     }
     assert committed["0.1.17"] == committed["0.1.19.post2"]
-    assert len(committed["0.1.17"]) >= 10
+    assert len(committed["0.1.17"]) >= 16
     statuses = [
         r["status"]
         for release, names in committed.items()
@@ -112,6 +113,24 @@ def test_corpus_covers_both_profiles_and_the_shrink() -> None:
         for r in RELEASES
     }
     assert sizes["0.1.17"] != sizes["0.1.19.post2"]
+
+
+def _bodies(release: str, name: str) -> str:
+    return json.dumps([r["body"] for r in _read(DATA / release / name / "requests.json")])
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_corpus_holds_what_each_scenario_is_about(release: str) -> None:
+    """Each scripted scenario really exercises its case in what the release sent."""
+    # the second compression summarises a span holding the first's memory block
+    assert "<memory_block_current>" in _bodies(release, "second_compression_engine_default")
+    for name in ("images_engine_default", "images_tiktoken"):
+        assert '"image_url"' in _bodies(release, name)
+    # the tail of 3 starts inside a group of parallel results: the library keeps the group
+    parallel = _read(DATA / release / "parallel_tail_engine_default" / "window.json")
+    assert [len(m.get("tool_calls") or []) for m in parallel[-5:]] == [3, 0, 0, 0, 0]
+    dialogue = _read(DATA / release / "dialogue_engine_default" / "scenario.json")
+    assert dialogue["processor"] == "DialogueCompressor"
 
 
 @pytest.mark.parametrize(("release", "folder"), CASES, ids=IDS)
