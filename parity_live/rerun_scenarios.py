@@ -3,7 +3,7 @@
 `RERUN_SCENARIOS` are contexts with the fake server's replies (plain compression under
 each counter, 413 then 200 with a real shrink, two 413s, 429 then 200, 500 then 200, three
 500s, no benefit, a second compression of a context holding the first's memory block,
-images in the span, parallel tool calls across the tail boundary, RoundLevel with
+images in the span (also with a 413 shrink), parallel tool calls across the tail boundary, RoundLevel with
 re-injection, DialogueCompressor with and without re-injected reads);
 `record_rerun(release, target)` serves each from its own `tests/servers/fake_openai.FakeOpenAI`
 on 127.0.0.1 and runs `scenario_runner.py` inside the release's venv (`max_retries=0`), then
@@ -216,6 +216,17 @@ RERUN_SCENARIOS: list[dict[str, Any]] = [
     _shrink(
         "images_tiktoken",
         [Reply(content=SUMMARY)],
+        messages=_with_images(_long_round(8)),
+    ),
+    _shrink(
+        "images_413_engine_default",
+        [_TOO_LARGE, Reply(content=SUMMARY)],
+        engine_config={},
+        messages=_with_images(_long_round(8)),
+    ),
+    _shrink(
+        "images_413_tiktoken",
+        [_TOO_LARGE, Reply(content=SUMMARY)],
         messages=_with_images(_long_round(8)),
     ),
     _shrink(

@@ -7,7 +7,7 @@ body it sent, `window.json` the context it kept, and its own dump and debug JSON
 our re-run serves the same replies from the same fake server, with the profile and
 counter chosen from the snapshot's recorded release (as `inspector rerun` does), and must
 send the same bodies (JSON-equal), keep the same context and write the same dump and
-debug records (for 16 scenarios per release: see `parity_live/rerun_scenarios.py`).
+debug records (for 18 scenarios per release: see `parity_live/rerun_scenarios.py`).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_corpus_covers_both_profiles_and_the_shrink() -> None:
         release: sorted(p.name for p in (DATA / release).iterdir()) for release in RELEASES
     }
     assert committed["0.1.17"] == committed["0.1.19.post2"]
-    assert len(committed["0.1.17"]) >= 16
+    assert len(committed["0.1.17"]) >= 18
     statuses = [
         r["status"]
         for release, names in committed.items()
