@@ -5,7 +5,12 @@ Lines), a snapshot (our interchange format, or a scenario `input.json`), or a me
 (openJiuwen, OpenAI chat or Anthropic messages; an array, an object with `messages`, or
 JSON Lines). Debug records from every source are joined with every dump (by processor,
 session, context and time) before anything is yielded, so a dump folder and a debug folder
-given separately still link.
+given separately still link. Each `llm_request.jsonl` record (one model call) is an
+artifact of kind `llm_request`, linked to the compressor evaluations of the same session
+and context just before it (`core.timeline.call_evaluations`) and shown in the session
+timeline. Every context also carries the release facts its reader saw
+(`sources.evidence`): a dump's usage details, its run's previews and retry messages, and
+whether an `llm_request.jsonl` lies in its folder or logs its session.
 
 A debug-log evaluation that did not end in a dump gets a context from a loaded snapshot
 (a `kind="snapshot"` artifact) by one of two rules, the first that applies:
@@ -56,6 +61,7 @@ from inspector.core.timeline import (
     DumpRef,
     EvaluationRun,
     RunKey,
+    call_evaluations,
     group_runs,
     link_runs,
     safe_name,
@@ -73,7 +79,9 @@ from inspector.sources.classify import (
 from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
+from inspector.sources.evidence import dump_objects, run_objects, with_evidence
 from inspector.sources.jsonio import MAX_FILE_BYTES
+from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
 from inspector.sources.peek import dump_header, kept_ids_from_file, peek
 from inspector.sources.pool import POOL_MIN_FILES, ChunkSharing, header_job
 
@@ -306,9 +314,12 @@ class _Streamer:
         self.refs = list(self.heads.values()) + [d.ref for d in parsed]
         records = [r for load in self.loads.values() for r in load.records]
         self.runs, self.by_dump = link_runs(group_runs(records), self.refs)
+        calls = [model_call(a) for load in self.loads.values() for a in load.calls]
+        self._note_llm_logs()
         # header-level artifacts are read for what they recorded: no session timelines
-        self.timelines = session_timelines(self.runs, self.refs) if self.contexts else {}
+        self.timelines = session_timelines(self.runs, self.refs, calls) if self.contexts else {}
         self._attach_debug_artifacts()
+        self._attach_calls(call_evaluations(self.runs, calls))
         for group in range(self.groups):
             for missing_group, missing_error in self.missing:
                 if missing_group == group:
@@ -319,6 +330,41 @@ class _Streamer:
                     yield from self._file_results(self.loads[file])
             else:
                 yield from self._folder_results(members)
+
+    def _note_llm_logs(self) -> None:
+        """Where an `llm_request.jsonl` was seen: its folders and its records' sessions."""
+        self.llm_dirs: set[str] = set()
+        self.llm_sessions: set[str] = set()
+        for path, load in self.loads.items():
+            if load.calls or path.name == LLM_REQUEST_FILE:
+                self.llm_dirs.add(str(path.parent))
+            for call in load.calls:
+                if call.session_id:
+                    self.llm_sessions.add(safe_name(call.session_id))
+
+    def _near_llm_log(self, artifact: Artifact) -> bool:
+        """True when an `llm_request.jsonl` lies in the artifact's folder or logs its session."""
+        if os.path.dirname(artifact.source) in self.llm_dirs:
+            return True
+        session = artifact.session_id
+        return bool(session) and safe_name(session or "") in self.llm_sessions
+
+    def _attach_calls(self, evaluations: dict[str, list[EvaluationRun]]) -> None:
+        """Each model call's artifact, with its evaluations and timeline, after the file's other
+        artifacts; snapshots and message lists beside an `llm_request.jsonl` learn of it."""
+        for load in self.loads.values():
+            load.artifacts = [
+                with_evidence(a, llm_log=self._near_llm_log(a))
+                if a.kind in ("snapshot", "messages")
+                else a
+                for a in load.artifacts
+            ]
+            for call in load.calls:
+                load.artifacts.append(
+                    with_evaluations(
+                        call, evaluations.get(call.id, []), self._timeline(call.session_id)
+                    )
+                )
 
     def _timeline(self, session: str | None) -> list[dict[str, Any]]:
         return self.timelines.get(None if session is None else safe_name(session), [])
@@ -349,8 +395,9 @@ class _Streamer:
                 # context the check saw, when the log holds exactly one check for it
                 match = contexts.get(run.key)
                 link = "session" if match is not None else None
+            artifact = debug_artifact(run, self._timeline(run.session_id), match, link=link)
             owner.artifacts.append(
-                debug_artifact(run, self._timeline(run.session_id), match, link=link)
+                with_evidence(artifact, run_objects(run), self._near_llm_log(artifact))
             )
         if absorbed:
             for load in loads:
@@ -398,6 +445,7 @@ class _Streamer:
             for run in late_runs:
                 yield debug_artifact(run, [run.to_dict()])
         yield from load.artifacts
+        yield from load.calls
 
     def _earlier_kept(self, dump: DumpFile) -> frozenset[str]:
         """Message ids that earlier dumps of the same processor, session and context kept."""
@@ -425,12 +473,17 @@ class _Streamer:
                 dump, run, self._timeline(dump.ref.session_id), self._after_counts.get(dump.id)
             )
         try:
-            return dump_artifact(
+            artifact = dump_artifact(
                 dump,
                 run,
                 self.provide,
                 self._timeline(dump.ref.session_id),
                 lambda: self._earlier_kept(dump),
+            )
+            return with_evidence(
+                artifact,
+                [*dump_objects(dump.raw), *run_objects(run)],
+                self._near_llm_log(artifact),
             )
         except InspectorError as error:
             return LoadError(
