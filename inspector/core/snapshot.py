@@ -27,16 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspector.core.errors import ConfigError, FormatError
 from inspector.core.messages import Message, Tool, parse_messages, parse_tools
 from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
 
 #: Config keys of openJiuwen's processor configs and the Tuning fields they set.
-if TYPE_CHECKING:  # core.releases imports this module: the type only, at check time
-    from inspector.core.releases.detect import ArtifactEvidence
-
 _CONFIG_KEYS = {
     "trigger_context_ratio": "trigger_ratio",
     "min_target_context_ratio": "min_target_ratio",
@@ -70,8 +67,10 @@ class ContextSnapshot:
     hook: str | None = None
     #: For the add hook: index of the first message of the incoming batch.
     added_from: int | None = None
-    #: Release facts the source saw around the context (None: the reader gave none).
-    release_evidence: ArtifactEvidence | None = field(default=None, compare=False, repr=False)
+    #: Release facts the source saw around the context (None: the reader gave none): an
+    #: `ArtifactEvidence` of `core.releases.detect`, typed Any because core.releases imports
+    #: this module and core has no import cycles.
+    release_evidence: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize in the snapshot interchange format."""

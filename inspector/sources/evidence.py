@@ -69,11 +69,11 @@ def with_evidence(
     if snapshot is None:
         return artifact
     items = list(objects)
-    if not items and (
-        not llm_log or (snapshot.release_evidence and snapshot.release_evidence.has_llm_request_log)
-    ):
+    current = snapshot.release_evidence
+    current = current if isinstance(current, ArtifactEvidence) else None
+    if not items and (not llm_log or (current is not None and current.has_llm_request_log)):
         return artifact
-    evidence = merged(snapshot.release_evidence, items, llm_log)
+    evidence = merged(current, items, llm_log)
     if not _has_facts(evidence):
         return artifact
     return replace(artifact, snapshot=replace(snapshot, release_evidence=evidence))
