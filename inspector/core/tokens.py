@@ -295,12 +295,17 @@ class TokenCounter:
         self._piece_cache: dict[tuple[Any, ...], int] = {}
         #: Optional persistent memo consulted on an in-memory miss (see `PieceStore`).
         self.store: PieceStore | None = None
+        #: The same counter with other releases' divisors (`with_divisors`), made once.
+        self._derived: dict[tuple[int, int], TokenCounter] = {}
 
     def with_divisors(self, char_divisor: int, tail_divisor: int) -> TokenCounter:
         """The same counter (mode, encoder, image pricing, persistent store) with another
         release's divisors; itself when they are already these."""
         if (char_divisor, tail_divisor) == (self.char_divisor, self.tail_divisor):
             return self
+        known = self._derived.get((char_divisor, tail_divisor))
+        if known is not None:
+            return known
         other = TokenCounter(
             self.mode,
             self._encode_len,
@@ -309,6 +314,8 @@ class TokenCounter:
             tail_divisor=tail_divisor,
         )
         other.store = self.store
+        # kept, so its counts (cached by content) serve every later context too
+        self._derived[(char_divisor, tail_divisor)] = other
         return other
 
     @property

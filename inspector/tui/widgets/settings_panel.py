@@ -45,9 +45,9 @@ class SettingsPanel(VerticalScroll, can_focus=False):
     DEFAULT_CSS = """
     SettingsPanel { padding: 0 1; }
     SettingsPanel .settings-row { height: 1; }
-    SettingsPanel .settings-row Label { width: 26; }
-    SettingsPanel .settings-row Input { width: 1fr; }
-    SettingsPanel .settings-row Select { width: 1fr; }
+    SettingsPanel .settings-row Label { width: 1fr; max-width: 27; min-width: 12; text-overflow: ellipsis; text-wrap: nowrap; }
+    SettingsPanel .settings-row Input { width: 1fr; min-width: 14; }
+    SettingsPanel .settings-row Select { width: 1fr; min-width: 14; }
     SettingsPanel .settings-row.-changed Label { color: $warning; text-style: bold; }
     SettingsPanel #settings-problem { color: $error; height: auto; }
     SettingsPanel #settings-help { color: $text-muted; height: auto; margin-top: 1; }
