@@ -6,7 +6,10 @@ the strategies never import sources. What each source contributes: a dump its
 dump, or the run a snapshot is the context of) its `span_built` previews and
 `compression_retry` error messages; an `llm_request.jsonl` record, or such a record of the
 same session or in the same folder, the fact that the log exists (0.1.18+). The
-snapshot's own messages' usage records are read by `choose_counting` itself.
+snapshot's own messages' usage records are read by `choose_counting` itself. A context
+with no fact of its own (a scenario's `input.json`, a run with a threshold check only)
+takes those of the debug records in its folder or of its session (`neighbour_objects`):
+one process writes them, so they tell its release.
 Must not import Textual or Rich.
 """
 
@@ -48,6 +51,25 @@ def merged(
     collect_evidence(objects, into=out)
     out.has_llm_request_log = out.has_llm_request_log or llm_log
     return out
+
+
+def has_own_facts(artifact: Artifact, objects: Iterable[Any] = ()) -> bool:
+    """True when the artifact's context, or the objects its reader saw, carry a release fact."""
+    snapshot = artifact.snapshot
+    if snapshot is None:
+        return True  # nothing to count: neighbours are not needed
+    if _has_facts(
+        merged(
+            snapshot.release_evidence
+            if isinstance(snapshot.release_evidence, ArtifactEvidence)
+            else None,
+            objects,
+        )
+    ):
+        return True
+    return any(
+        m.usage_metadata is not None for m in (*snapshot.system_messages, *snapshot.messages)
+    )
 
 
 def _has_facts(evidence: ArtifactEvidence) -> bool:
