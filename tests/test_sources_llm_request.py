@@ -151,6 +151,12 @@ def test_each_record_is_a_context(debug_folder: Path) -> None:
         ("CurrentRoundCompressor", 2, "below_threshold")
     ]
     assert [e["index"] for e in calls[0].recorded["evaluations"]] == [1]
+    # that one compressor's processor and ratio (4800 / 6000) are the call's tuning, inferred
+    assert snapshot.tuning.processor == "current_round" and snapshot.tuning.trigger_ratio == 0.8
+    assert recorded.inferred["trigger_ratio"] == {
+        "value": 0.8,
+        "from": "threshold_check.threshold = 4800",
+    }
     # release and counter: 0.1.18+ from the record, StringLengthCounter from the model name
     choice = choose_counting(snapshot, evidence=snapshot.release_evidence)
     assert choice.profile is PROFILE_0_1_18 and choice.detection.source == "artifact"
@@ -185,7 +191,8 @@ def test_a_call_of_another_context_links_nothing(tmp_path: Path) -> None:
     _write_jsonl(tmp_path / "CurrentRoundCompressor.jsonl", [_check(100.0, 900)])
     _write_jsonl(tmp_path / "llm_request.jsonl", [other])
     call = next(a for a in _load(tmp_path) if a.kind == "llm_request")
-    assert call.recorded["evaluations"] == []
+    assert call.recorded["evaluations"] == [] and call.recorded["inferred"] == {}
+    assert call.snapshot is not None and "trigger_ratio" not in call.snapshot.recorded_fields
 
 
 def test_why_json_valid_and_stats_list_calls(
@@ -317,3 +324,45 @@ def test_the_0_1_17_reference_folder_is_still_0_1_17() -> None:
     # a scenario whose log holds threshold checks only still says nothing told
     below = next(a for a in told if a.source.endswith("c_below_threshold/input.json"))
     assert _detected(below).source == "assumed"
+
+
+# --- real records: a ReActAgent of each release (`python -m parity_live.llm_requests`) ----
+
+REAL = REPO / "tests" / "data" / "llm_request"
+
+
+@pytest.mark.parametrize("release", ["0.1.18", "0.1.19.post2"])
+def test_real_calls_agree_with_the_library_check_of_the_same_call(
+    release: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = REAL / release
+    checks = [
+        json.loads(line)
+        for line in (folder / "CurrentRoundCompressor.jsonl").read_text().splitlines()
+    ]
+    assert main(["why", str(folder), "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    calls = sorted(
+        (line for line in lines if line["kind"] == "llm_request"),
+        key=lambda line: line["recorded"]["sequence"],
+    )
+    assert [c["recorded"]["sequence"] for c in calls] == list(range(len(checks))) != []
+    for call, check in zip(calls, checks, strict=True):
+        # the call's evaluation is the check just before it, and our count of the window
+        # the library sent equals the library's count in that check
+        (evaluation,) = call["recorded"]["evaluations"]
+        assert evaluation["timestamp"] == check["timestamp"]
+        assert (call["reason"], call["total_tokens"], call["threshold"]) == (
+            check["reason"],
+            check["total_tokens"],
+            check["threshold"],
+        )
+        assert call["recorded"]["inferred"]["trigger_ratio"]["value"] == 0.6
+        assert call["release_profile"] == PROFILE_0_1_18.name and call["exact_counting"] is True
+        assert call["recorded"]["model"] == "fake-model"
+    debug = [line for line in lines if line["kind"] == "debug"]
+    assert len(debug) == len(checks)
+    assert main(["stats", str(folder), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert "llm_request" not in stats["by_processor"]
+    assert stats["artifacts"]["llm_request"] == len(checks)

@@ -182,6 +182,9 @@ class LlmRequestRecorded(Recorded):
     #: The compressor evaluations of this call (same session and context, after the
     #: previous call): processor, run index, outcome, reason, time.
     evaluations: tuple[Mapping[str, Any], ...] = ()
+    #: Tuning values taken from the one compressor evaluation of this call: name ->
+    #: {"value", "from"}.
+    inferred: Mapping[str, Any] = field(default_factory=dict)
     line: int | None = None
 
 

@@ -9,7 +9,11 @@ provider are its `engine_config` (ReActAgent sets both on the context engine, wh
 the counter from them), and its release evidence says an `llm_request.jsonl` record was
 seen (written from 0.1.18). `recorded` (`LlmRequestRecorded`) says which call it was
 (sequence, request_id, model) and, once the loader has linked it, which compressor
-evaluations ran on the same context just before it. Records are type-checked by
+evaluations ran on the same context just before it. When exactly one forked compressor
+evaluated the call and its `threshold_check` names the same window, that compressor and
+the ratios its threshold and minimum imply become the snapshot's tuning, listed under
+`inferred` (as a dump's are): the compressors evaluate the window just before it is sent,
+so without a compression in between it is the context their check counted. Records are type-checked by
 `inspector.formats.llm_request` first (via `sources.debuglog.check_debug_record`).
 Must not import Textual or Rich.
 """
@@ -21,10 +25,12 @@ from dataclasses import replace
 from typing import Any
 
 from inspector.core.artifact import Artifact, LlmRequestRecorded
+from inspector.core.errors import ConfigError
 from inspector.core.releases.detect import ArtifactEvidence
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun, ModelCall, run_ref
-from inspector.core.tuning import Tuning
+from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
+from inspector.sources.dump_infer import infer_ratio
 from inspector.sources.formats import read_message_list
 
 #: The file name openJiuwen gives the log (`_debug_log_file_name("llm_request")`).
@@ -142,16 +148,59 @@ def model_call(artifact: Artifact) -> ModelCall:
     )
 
 
+def _tuning_of_check(
+    snapshot: ContextSnapshot, runs: Sequence[EvaluationRun]
+) -> tuple[ContextSnapshot, dict[str, Any]]:
+    """The snapshot with the one forked compressor's processor and ratios (module docstring)."""
+    kinds = []
+    for run in runs:
+        try:
+            kinds.append((parse_processor(run.processor or ""), run))
+        except ConfigError:
+            continue
+    if len(kinds) != 1 or kinds[0][1].threshold_check is None:
+        return snapshot, {}
+    kind, run = kinds[0]
+    check = run.threshold_check or {}
+    context_max = snapshot.tuning.context_max
+    if _whole(check.get("context_max")) != context_max:
+        return snapshot, {}
+    values: dict[str, Any] = {"processor": kind, "keep_recent": DEFAULT_KEEP_RECENT[kind]}
+    inferred: dict[str, Any] = {
+        "processor": {"value": run.processor, "from": f"the evaluation {run.processor}#{run.index}"}
+    }
+    for name, key, floor_one in (
+        ("trigger_ratio", "threshold", True),
+        ("min_target_ratio", "min_target_tokens", False),
+    ):
+        value = _whole(check.get(key))
+        ratio = None if value is None else infer_ratio(context_max, value, floor_one)
+        if ratio is not None:
+            values[name] = ratio
+            inferred[name] = {"value": ratio, "from": f"threshold_check.{key} = {value}"}
+    try:
+        tuning = snapshot.tuning.with_(**values)
+    except ConfigError:
+        return snapshot, {}
+    present = snapshot.recorded_fields | {k for k in values if k != "keep_recent"}
+    return replace(snapshot, tuning=tuning, recorded_fields=frozenset(present)), inferred
+
+
 def with_evaluations(
     artifact: Artifact, runs: Sequence[EvaluationRun], timeline: list[dict[str, Any]]
 ) -> Artifact:
-    """The call's artifact with the compressor evaluations of the same call and its
-    session's timeline."""
+    """The call's artifact with the compressor evaluations of the same call (and the tuning
+    of the one compressor that evaluated it) and its session's timeline."""
     recorded = artifact.recorded
     assert isinstance(recorded, LlmRequestRecorded)
     evaluations = tuple(run_ref(run) for run in runs)
+    snapshot, inferred = artifact.snapshot, dict[str, Any]()
+    if snapshot is not None:
+        snapshot, inferred = _tuning_of_check(snapshot, runs)
     return replace(
         artifact,
-        recorded=replace(recorded, evaluations=evaluations),
+        snapshot=snapshot,
+        processor=None,
+        recorded=replace(recorded, evaluations=evaluations, inferred=inferred),
         extra={**artifact.extra, "timeline": timeline},
     )
