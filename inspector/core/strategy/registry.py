@@ -20,6 +20,16 @@ STRATEGIES: tuple[str, ...] = (
     "inspector.core.forked.strategy:DIALOGUE",
     "inspector.core.forked.strategy:ROUND_LEVEL",
     "inspector.core.hybrid_strategy:HYBRID",
+    "inspector.core.standard.strategy:MESSAGE_SUMMARY_OFFLOADER",
+    "inspector.core.standard.strategy:REASONING_TOOL_LOOP",
+    "inspector.core.standard.strategy:DIALOGUE",
+    "inspector.core.standard.strategy:CURRENT_ROUND",
+    "inspector.core.standard.strategy:ROUND_LEVEL",
+    "inspector.core.standard.strategy:MESSAGE_OFFLOADER",
+    "inspector.core.standard.strategy:TOOL_RESULT_BUDGET",
+    "inspector.core.standard.strategy:TOOL_RESULT_WINDOW",
+    "inspector.core.standard.strategy:MICRO_COMPACT",
+    "inspector.core.standard.strategy:FULL_COMPACT",
 )
 
 

@@ -47,7 +47,13 @@ def select(snapshot: ContextSnapshot, overrides: Mapping[str, Any]) -> Selection
     defaults where the source says nothing) and applies the same overrides.
     """
     name, family = overrides.get("processor"), overrides.get("family")
-    if name is not None:
+    if name is not None and family is None:
+        # a class name in several families means the snapshot's family's first
+        try:
+            strategy = registry.resolve(str(name), snapshot.family)
+        except ConfigError:
+            strategy = registry.resolve(str(name))
+    elif name is not None:
         strategy = registry.resolve(str(name), family or None)
     elif family is not None and family != snapshot.family:
         raise ConfigError("processor", None, f"a processor of the {family} family (--processor)")
