@@ -5,7 +5,8 @@ started on 127.0.0.1 by the harness in the project's interpreter), output folder
 scenario: `ContextEngine.create_context` with one forked processor whose model client
 points at the fake server (`max_retries=0`), then `get_context_window(system_messages,
 tools)`; the library writes its dump and debug JSONL into `<output>/<scenario>/`, the
-runner adds `result.json`. Standard library + openJiuwen only; never imports `inspector`.
+runner adds `result.json` and `window.json` (the context messages of the window: the new
+context after a compression). Standard library + openJiuwen only; never imports `inspector`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
         "files": sorted(p.name for p in folder.iterdir()),
     }
     (folder / "result.json").write_text(json.dumps(result, indent=1), encoding="utf-8")
+    window_messages = [
+        m.model_dump(mode="json", exclude_none=True) for m in window.context_messages
+    ]
+    (folder / "window.json").write_text(json.dumps(window_messages, indent=1), encoding="utf-8")
     return result
 
 

@@ -193,3 +193,14 @@ def test_human_report_with_a_lone_surrogate_on_a_strict_terminal(tmp_path: Path)
     )
     assert result.returncode == 0 and "Traceback" not in result.stderr
     assert "DOES NOT COMPRESS" in result.stdout
+
+
+def test_version_and_a_mistyped_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"inspector {__version__}"
+    assert main(["shema", "snapshot"]) == 2
+    err = capsys.readouterr().err
+    assert "'shema' is neither a command nor an existing file" in err
+    assert "inspector schema" in err

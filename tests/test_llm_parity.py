@@ -8,12 +8,14 @@ openJiuwen dropped or gave up on must end the same way, with the same debug reco
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from inspector.core.releases import PROFILE_0_1_17
 from inspector.core.tokens import TokenCounter
 from inspector.llm import RerunHooks, RerunOptions, rerun_compaction, write_rerun
 from tests.llm_reference import Scenario, model_scenarios, normalize_ids
@@ -21,6 +23,12 @@ from tests.servers.fake_openai import FakeOpenAI
 
 SCENARIOS = model_scenarios()
 ENV = {"OPENAI_API_KEY": "sk-test-parity-SECRET-123"}
+#: The reference scenarios were written by an openJiuwen source snapshot between the PyPI
+#: releases: 0.1.17's counting, previews and 16-key usage records, but the SDK class name
+#: in error texts (which PyPI has only from 0.1.18), joined by the openai 2.x SDK.
+REFERENCE_PROFILE = dataclasses.replace(
+    PROFILE_0_1_17, name="reference", releases=("reference",), error_message_class_prefix=True
+)
 
 EXPECTED_OUTCOME = {
     "f2_overflow_413_exhausted": "failed",
@@ -57,6 +65,8 @@ async def _run(
                 prompt_source="recorded",
                 counter=counters[snapshot.tuning.token_mode],
                 identity=scenario.identity,
+                profile=REFERENCE_PROFILE,
+                sdk_errors="2",
             ),
             RerunHooks(sleep=sleep, env=ENV),
         )

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from inspector.cli.common import UsageError, add_tuning_arguments
 
@@ -70,6 +72,13 @@ def _tolerant_streams() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def _mistyped_command(word: str) -> bool:
+    """A bare word that is no path, URL or option: a command the user mistyped."""
+    if word.startswith("-") or "/" in word or "\\" in word or "." in word or "{" in word:
+        return False
+    return not Path(word).exists()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `inspector` console script."""
     _tolerant_streams()
@@ -79,6 +88,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser(None).print_help()
         print("\nheadless commands: " + ", ".join(COMMAND_MODULES) + " (inspector COMMAND --help)")
         return EXIT_OK
+    if command is None and args_list and args_list[0] == "--version":
+        from inspector import __version__
+
+        print(f"inspector {__version__}")
+        return EXIT_OK
+    if command is None and args_list and _mistyped_command(args_list[0]):
+        close = difflib.get_close_matches(args_list[0], COMMAND_MODULES, n=1)
+        hint = f" (did you mean `inspector {close[0]}`?)" if close else ""
+        print(
+            f"inspector: {args_list[0]!r} is neither a command nor an existing file or folder"
+            + hint
+            + "; commands: "
+            + ", ".join(COMMAND_MODULES),
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         parser = build_parser(command)
         args = parser.parse_args(args_list[1:] if command else args_list)

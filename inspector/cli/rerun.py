@@ -3,7 +3,10 @@
 Re-runs the LLM compaction for one context as openJiuwen would (same request, retries,
 wrapping, re-injection and benefit check), writes a dump and debug records in openJiuwen's
 schema into --out (never into the source folder), and prints a report or one JSON object.
-A dump source is re-run with its recorded prompt and memory-block wrapper.
+A dump source is re-run with its recorded prompt and memory-block wrapper. The release
+whose rules the run follows (counting, overflow shrink, previews, usage records, default
+sampling) is chosen as the forked strategies choose it: `--openjiuwen`, else the release the
+source records, else its evidence, else the newest; the counter likewise (`--tokens`).
 
 Exit status: 0 a reply came back and a result was built (applied, or one openJiuwen would
 drop for no benefit); 1 the source could not be read; 2 bad usage (flags, missing key
@@ -29,8 +32,9 @@ from inspector.cli.common import (
     tuning_overrides,
 )
 from inspector.core.artifact import Artifact, LoadError
-from inspector.core.compaction import Sampling
+from inspector.core.compaction import Sampling, release_sampling
 from inspector.core.errors import ConfigError
+from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
 from inspector.core.tuning import Tuning
 
@@ -95,8 +99,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=120.0, metavar="S", help="seconds per HTTP call"
     )
-    parser.add_argument("--temperature", type=float, default=0.95, metavar="F")
-    parser.add_argument("--top-p", type=float, default=0.1, metavar="F")
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        metavar="F",
+        help="sampling temperature (default: the release's, 0.95 up to 0.1.17.post2, none after)",
+    )
+    parser.add_argument(
+        "--top-p",
+        type=float,
+        metavar="F",
+        help="top_p (default: the release's, 0.1 up to 0.1.17.post2, none after)",
+    )
     parser.add_argument(
         "--header",
         action="append",
@@ -201,19 +215,23 @@ def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def _endpoint(args: argparse.Namespace) -> EndpointConfig:
-    """The endpoint the flags describe (timeout checked, headers parsed)."""
+def _endpoint(args: argparse.Namespace, profile: ReleaseProfile | None = None) -> EndpointConfig:
+    """The endpoint the flags describe (timeout checked, headers parsed); sampling values
+    not given are the release's defaults."""
     from inspector.llm import EndpointConfig
 
     if args.timeout <= 0:
         raise UsageError("--timeout: must be > 0 seconds")
+    defaults = release_sampling(profile) if profile is not None else Sampling()
+    temperature = args.temperature if args.temperature is not None else defaults.temperature
+    top_p = args.top_p if args.top_p is not None else defaults.top_p
     return EndpointConfig(
         base_url=args.base_url,
         model=args.model,
         api_key_env=args.api_key_env,
         timeout_s=args.timeout,
         extra_headers=_headers(args.header),
-        sampling=Sampling(temperature=args.temperature, top_p=args.top_p),
+        sampling=Sampling(temperature=temperature, top_p=top_p),
         require_key=not args.no_key,
     )
 
@@ -241,8 +259,11 @@ def _load_one(args: argparse.Namespace) -> Artifact | None:
     return None
 
 
-def _options(args: argparse.Namespace, artifact: Artifact, tuning: Tuning) -> RerunOptions:
-    """Prompt, wrapper and names from the artifact and flags; the counter of the tuning's mode."""
+def _options(
+    args: argparse.Namespace, artifact: Artifact, tuning: Tuning, profile: ReleaseProfile
+) -> RerunOptions:
+    """Prompt, wrapper and names from the artifact and flags; the counter of the tuning's
+    mode under the release profile."""
     from inspector.encoding import load_cl100k, make_counters
     from inspector.llm import RerunOptions
     from inspector.llm.inputs import rerun_inputs
@@ -253,7 +274,7 @@ def _options(args: argparse.Namespace, artifact: Artifact, tuning: Tuning) -> Re
         )
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--prompt-file {args.prompt_file}: cannot read it ({error})") from None
-    counters = make_counters()
+    counters = make_counters(profile)
     if tuning.token_mode == "tiktoken_cl100k" and not counters["tiktoken_cl100k"].exact:
         print(f"warning: {load_cl100k().note}", file=sys.stderr)
     return RerunOptions(
@@ -264,6 +285,7 @@ def _options(args: argparse.Namespace, artifact: Artifact, tuning: Tuning) -> Re
         policy=args.policy,
         counter=counters[tuning.token_mode],
         identity=inputs.identity,
+        profile=profile,
     )
 
 
@@ -283,8 +305,24 @@ def _write(result: RerunResult, out_dir: Path) -> dict[str, Any]:
     }
 
 
+def counting_json(choice: CountingChoice, release: str | None) -> dict[str, Any]:
+    """The release and counter a re-run followed, and why (`--json` keys)."""
+    return {
+        "openjiuwen_version": release or choice.detection.release or choice.profile.newest_release,
+        "release_profile": choice.profile.name,
+        "version_evidence": "set by the user" if release else choice.detection.evidence,
+        "token_mode": choice.token_mode,
+        "counter_evidence": choice.mode_note,
+        "exact_counting": choice.exact or (release is not None and choice.mode_source != "assumed"),
+    }
+
+
 def _report(
-    args: argparse.Namespace, artifact: Artifact, result: RerunResult, written: dict[str, Any]
+    args: argparse.Namespace,
+    artifact: Artifact,
+    result: RerunResult,
+    written: dict[str, Any],
+    counting: dict[str, Any],
 ) -> None:
     """One JSON object with --json, else the Rich report."""
     if args.json:
@@ -294,10 +332,17 @@ def _report(
                 "id": artifact.id,
                 "kind": artifact.kind,
                 **result_json(result),
+                **counting,
                 "written": written,
             }
         )
         return
+    print(
+        f"rules of openJiuwen {counting['openjiuwen_version']} (profile "
+        f"{counting['release_profile']}: {counting['version_evidence']}); "
+        f"{counting['counter_evidence']}",
+        file=sys.stderr,
+    )
     from rich.console import Console
 
     from inspector.render.rerun_report import rerun_report
@@ -324,10 +369,11 @@ def run(args: argparse.Namespace) -> int:
         default_out_dir,
         rerun_compaction,
     )
+    from inspector.llm.inputs import rerun_counting
 
     overrides = tuning_overrides(args)
     check_overrides(overrides)
-    endpoint = _endpoint(args)
+    _endpoint(args)  # flag errors before anything is read
     out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
     try:
         check_out_dir(out_dir, [args.source])
@@ -336,11 +382,20 @@ def run(args: argparse.Namespace) -> int:
     artifact = _load_one(args)
     if artifact is None or artifact.snapshot is None:
         return EXIT_UNREADABLE
+    release = overrides.get("openjiuwen_version")
     try:
         tuning = apply_overrides(artifact.snapshot.tuning, overrides)
+        tuning, choice = rerun_counting(
+            artifact.snapshot,
+            tuning,
+            release=release,
+            token_mode=overrides.get("token_mode"),
+            artifact=artifact,
+        )
     except ConfigError as error:
         raise UsageError(str(error)) from None
-    options = _options(args, artifact, tuning)
+    endpoint = _endpoint(args, choice.profile)
+    options = _options(args, artifact, tuning, choice.profile)
 
     def progress(attempt: Attempt) -> None:
         if not args.json:
@@ -370,5 +425,5 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"{artifact.source}: {error}; no model call was made", file=sys.stderr)
         return EXIT_NOTHING
-    _report(args, artifact, result, _write(result, out_dir))
+    _report(args, artifact, result, _write(result, out_dir), counting_json(choice, release))
     return EXIT_OK if result.outcome in ("applied", "no_benefit") else EXIT_MODEL_FAILED

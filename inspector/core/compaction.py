@@ -15,10 +15,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.compaction_usage import (  # noqa: F401 - re-exported
+    merge_usage,
+    usage_details,
+)
 from inspector.core.engine import Span
 from inspector.core.errors import ConfigError
 from inspector.core.messages import Message, Tool
 from inspector.core.reinjection import Reinjection, build_reinjection
+from inspector.core.releases.profiles import ReleaseProfile
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import PROCESSOR_CLASS_NAMES
@@ -140,6 +145,17 @@ class Sampling:
     top_p: float | None = DEFAULT_TOP_P
     max_tokens: int | None = None
     stop: Any = None
+
+
+#: The sampling a release's `ModelRequestConfig` sends when the host sets none, by profile
+#: name: 0.1.17's defaults are temperature 0.95 and top_p 0.1; from 0.1.18 both default
+#: to None and are left out of the body.
+_RELEASE_SAMPLING: dict[str, Sampling] = {"0.1.17": Sampling()}
+
+
+def release_sampling(profile: ReleaseProfile) -> Sampling:
+    """The sampling values `profile`'s releases send by default."""
+    return _RELEASE_SAMPLING.get(profile.name, Sampling(temperature=None, top_p=None))
 
 
 def prompt_message(prompt: str) -> Message:
@@ -382,70 +398,6 @@ def build_compaction(
     )
 
 
-# --- usage ------------------------------------------------------------------------------------
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return 0
-    try:
-        return max(int(float(value)), 0)
-    except ValueError:
-        return 0
-
-
-def usage_details(usage: Mapping[str, Any] | None, model_name: str) -> dict[str, Any]:
-    """openJiuwen's 16-field usage record from an OpenAI `usage` object."""
-    usage = usage or {}
-    input_tokens = _int(usage.get("prompt_tokens", usage.get("input_tokens")))
-    output_tokens = _int(usage.get("completion_tokens", usage.get("output_tokens")))
-    total = _int(usage.get("total_tokens")) or input_tokens + output_tokens
-    prompt_details = usage.get("prompt_tokens_details")
-    completion_details = usage.get("completion_tokens_details")
-    cache = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, Mapping) else 0
-    reasoning = (
-        _int(completion_details.get("reasoning_tokens"))
-        if isinstance(completion_details, Mapping)
-        else 0
-    )
-    return {
-        "code": 0,
-        "err_msg": "",
-        "prompt": "",
-        "task_id": "",
-        "model_name": model_name,
-        "total_latency": 0.0,
-        "first_token_time": "",
-        "request_start_time": "",
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "total_tokens": total,
-        "cache_tokens": cache,
-        "reasoning_tokens": reasoning,
-        "input_cost": 0.0,
-        "output_cost": 0.0,
-        "total_cost": 0.0,
-    }
-
-
-def merge_usage(details: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The dump's `compression_response.usage`: sums over the successful calls, or None."""
-    if not details:
-        return None
-    return {
-        "calls": len(details),
-        "input_tokens": sum(_int(d.get("input_tokens")) for d in details),
-        "output_tokens": sum(_int(d.get("output_tokens")) for d in details),
-        "total_tokens": sum(_int(d.get("total_tokens")) for d in details),
-        "cache_tokens": sum(_int(d.get("cache_tokens")) for d in details),
-        "input_cost": float(sum(float(d.get("input_cost") or 0.0) for d in details)),
-        "output_cost": float(sum(float(d.get("output_cost") or 0.0) for d in details)),
-        "total_cost": float(sum(float(d.get("total_cost") or 0.0) for d in details)),
-        "model_name": str(details[-1].get("model_name") or ""),
-        "details": [dict(d) for d in details],
-    }
-
-
 # --- dump and debug records -----------------------------------------------------------------
 
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -573,13 +525,14 @@ def debug_record(
     }
 
 
-def span_preview(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """span_built entries: idx, role, rough tokens max(len(str(content))//4, 1), 200-char preview."""
+def span_preview(messages: Sequence[Message], divisor: int = 4) -> list[dict[str, Any]]:
+    """span_built entries: idx, role, rough tokens max(len(str(content))//divisor, 1) (4 up
+    to 0.1.17.post2, 3 from 0.1.18: `ReleaseProfile.preview_divisor`), 200-char preview."""
     return [
         {
             "idx": index,
             "role": message.role,
-            "tokens": max(len(str(message.content)) // 4, 1),
+            "tokens": max(len(str(message.content or "")) // divisor, 1),
             "preview": str(message.content)[:200],
         }
         for index, message in enumerate(messages)

@@ -21,6 +21,7 @@ from inspector.core.compaction import (
 )
 from inspector.core.engine import Evaluation, Span
 from inspector.core.model_errors import ErrorKind, HttpFailure, describe_failure, describe_kind
+from inspector.core.releases.profiles import NEWEST_PROFILE, ReleaseProfile
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.summary_loss import LostItem
 from inspector.core.tuning import Tuning
@@ -146,6 +147,8 @@ class RerunResult:
     #: Plain words: why the run failed (None when a reply came back).
     failure_reason: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The release rules the run followed (counting, previews, usage records, error text).
+    profile: ReleaseProfile = NEWEST_PROFILE
 
     @property
     def openjiuwen_would_apply(self) -> bool:
@@ -339,7 +342,8 @@ def _reply_findings(result: RerunResult) -> list[Finding]:
 
 
 def debug_records(result: RerunResult, timestamp: float) -> list[dict[str, Any]]:
-    """The context_debug records openJiuwen would append for this run (same events, same keys)."""
+    """The context_debug records openJiuwen would append for this run (same events, same keys,
+    the `span_built` previews of the run's release profile)."""
     identity = result.identity
     evaluation = result.evaluation
     threshold: dict[str, Any] = {
@@ -356,6 +360,7 @@ def debug_records(result: RerunResult, timestamp: float) -> list[dict[str, Any]]
         threshold["min_target_tokens"] = evaluation.min_target_tokens
     messages = result.snapshot.messages
     span = result.initial_span
+    divisor = result.profile.preview_divisor
     records = [
         debug_record(identity, "threshold_check", timestamp, **threshold),
         debug_record(
@@ -363,9 +368,11 @@ def debug_records(result: RerunResult, timestamp: float) -> list[dict[str, Any]]
             "span_built",
             timestamp,
             phase="get_context_window",
-            preserved_prefix=span_preview(messages[span.prefix[0] : span.prefix[1]]),
-            messages_to_compress=span_preview(messages[span.compress[0] : span.compress[1]]),
-            protected_tail=span_preview(messages[span.tail[0] : span.tail[1]]),
+            preserved_prefix=span_preview(messages[span.prefix[0] : span.prefix[1]], divisor),
+            messages_to_compress=span_preview(
+                messages[span.compress[0] : span.compress[1]], divisor
+            ),
+            protected_tail=span_preview(messages[span.tail[0] : span.tail[1]], divisor),
         ),
     ]
     for attempt in result.attempts:

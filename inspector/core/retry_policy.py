@@ -16,8 +16,11 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from inspector.core.compaction import (
     OVERFLOW_BUDGET_RATIOS,
@@ -50,9 +53,71 @@ class FailureKinds:
     kind: ErrorKind
 
 
-def classify_failure(failure: HttpFailure, policy: RetryPolicy = "openjiuwen") -> FailureKinds:
-    """openJiuwen's classification of its error text, ours by status, and the one that drives."""
+_SDK_CLASS_PREFIX = re.compile(r"^(openAI API async invoke error: )[A-Za-z_][A-Za-z0-9_]*: ")
+_HEAD = "[181001] model call failed, reason: "
+_AFTER_HEAD = " StatusCode.MODEL_CALL_FAILED"
+
+#: The OpenAI SDK generation whose status-error text the library joins: "3" (openai 3.x,
+#: what every release installs from PyPI today) puts only `error.message` after the
+#: status, "2" (openai 2.x) the whole parsed error body.
+SdkErrorStyle = Literal["3", "2"]
+
+
+def _rewrite_inner(text: str, rewrite: Callable[[str], str]) -> str:
+    """`text` with its inner SDK error (`openAI API async invoke error: ...`) rewritten
+    everywhere it appears, the `{'error_msg': ...}` repr included (quotes as Python picks)."""
+    if not text.startswith(_HEAD) or _AFTER_HEAD not in text:
+        return text
+    inner = text[len(_HEAD) : text.index(_AFTER_HEAD)]
+    new_inner = rewrite(inner)
+    if new_inner == inner:
+        return text
+    old_repr, new_repr = str({"error_msg": inner}), str({"error_msg": new_inner})
+    return text.replace(old_repr, new_repr).replace(inner, new_inner)
+
+
+def without_class_prefix(text: str) -> str:
+    """The error text as releases up to 0.1.17.post2 join it: no SDK class name before the
+    SDK message (`...invoke error: Error code: 413 - ...`)."""
+    return _rewrite_inner(text, lambda inner: _SDK_CLASS_PREFIX.sub(r"\1", inner))
+
+
+def sdk3_error_text(text: str, failure: HttpFailure) -> str:
+    """`text` with openai 2.x's `Error code: N - {body}` as openai 3.x writes it,
+    `Error code: N - message` (or `Error code: N` when the body has no error message)."""
+    if failure.transport is not None or failure.status_code is None:
+        return text
+    status = failure.status_code
+    try:
+        body: Any = json.loads(failure.body_text.strip())
+    except ValueError:
+        return text
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    old = f"Error code: {status} - {body}"
+    new = f"Error code: {status}" + (
+        f" - {message}" if isinstance(message, str) and message else ""
+    )
+    return _rewrite_inner(text, lambda inner: inner.replace(old, new)).replace(old, new)
+
+
+def classify_failure(
+    failure: HttpFailure,
+    policy: RetryPolicy = "openjiuwen",
+    class_prefix: bool = True,
+    sdk: SdkErrorStyle = "3",
+) -> FailureKinds:
+    """openJiuwen's classification of its error text, ours by status, and the one that drives.
+
+    `class_prefix`: whether the release puts the SDK class name in the text (0.1.18 and
+    later, `ReleaseProfile.error_message_class_prefix`); `sdk`: which OpenAI SDK wrote the
+    status error. The text is classified as written.
+    """
     text = openjiuwen_error_text(failure)
+    if sdk == "3":
+        text = sdk3_error_text(text, failure)
+    if not class_prefix:
+        text = without_class_prefix(text)
     ojw_kind = classify_openjiuwen(
         text, failure.status_code, is_timeout_error=failure.transport == "timeout"
     )

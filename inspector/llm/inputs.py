@@ -4,6 +4,8 @@ A dump is re-run with the prompt recorded in it (`compression_request.prompt`, r
 the artifact's raw document or, failing that, from its file) and the wrapper found in its
 `context_after` (only while the processor is unchanged: the wrapper belongs to it).
 Other sources use the inspector's prompt, or a prompt file the user gives.
+`rerun_counting` picks the release profile and counter the way the forked strategies do
+(`--openjiuwen` / `--tokens` > what the source records > artifact evidence > newest).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from inspector.core.compaction import (
     parse_memory_wrapper,
     processor_type,
 )
+from inspector.core.releases import CountingChoice, choose_counting, collect_evidence
 from inspector.core.rerun import PromptSource
+from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tuning import Tuning
 from inspector.llm.prompts import builtin_prompt, read_prompt_file
 
@@ -91,3 +95,30 @@ def rerun_inputs(
     if recorded is not None:
         return RerunInputs(recorded, "recorded", wrapper, identity)
     return RerunInputs(builtin_prompt(), "builtin", wrapper, identity)
+
+
+def rerun_counting(
+    snapshot: ContextSnapshot,
+    tuning: Tuning,
+    *,
+    release: str | None = None,
+    token_mode: str | None = None,
+    artifact: Artifact | None = None,
+) -> tuple[Tuning, CountingChoice]:
+    """The tuning to re-run with (its token mode the chosen counter) and the counting choice.
+
+    `release` / `token_mode` are the user's `--openjiuwen` / `--tokens`; a dump artifact's
+    raw document adds its evidence (usage details, record keys). ConfigError for a bad
+    release string or token mode.
+    """
+    evidence = None
+    if artifact is not None and artifact.kind == "dump":
+        document = recorded_dump_document(artifact)
+        if document is not None:
+            evidence = collect_evidence([document])
+    choice = choose_counting(
+        snapshot, release_override=release, mode_override=token_mode, evidence=evidence
+    )
+    if choice.token_mode != tuning.token_mode:
+        tuning = tuning.with_(token_mode=choice.token_mode)
+    return tuning, choice

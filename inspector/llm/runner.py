@@ -38,6 +38,7 @@ from inspector.core.compaction import (
 )
 from inspector.core.engine import Evaluation, PricedContext, Span
 from inspector.core.model_errors import HttpFailure, describe_failure
+from inspector.core.releases import ReleaseProfile, choose_counting
 from inspector.core.rerun import (
     Attempt,
     ModelReply,
@@ -47,7 +48,13 @@ from inspector.core.rerun import (
     RetryPolicy,
     rerun_findings,
 )
-from inspector.core.retry_policy import RetryState, RetryStep, classify_failure, on_failure
+from inspector.core.retry_policy import (
+    RetryState,
+    RetryStep,
+    SdkErrorStyle,
+    classify_failure,
+    on_failure,
+)
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.summary_loss import LostItem, summary_losses
 from inspector.core.tokens import TokenCounter
@@ -72,8 +79,14 @@ class RerunOptions:
     include_tools: bool = True
     #: Which classification drives the retries: openJiuwen's text rules or the status code.
     policy: RetryPolicy = "openjiuwen"
-    #: Token counter (None: the tuning's token mode from `inspector.encoding`).
+    #: Token counter (None: the tuning's token mode under `profile`, `inspector.encoding`).
     counter: TokenCounter | None = None
+    #: The release whose rules the run follows: counting (when `counter` is None), the
+    #: span_built previews, usage records and error texts (None: the release the snapshot
+    #: tells, `core.releases.choose_counting`).
+    profile: ReleaseProfile | None = None
+    #: The OpenAI SDK generation whose error text the library would join (retry records).
+    sdk_errors: SdkErrorStyle = "3"
     #: Processor class and ids for the dump (None: what the snapshot carries).
     identity: DumpIdentity | None = None
 
@@ -101,6 +114,7 @@ class _Plan:
     endpoint: EndpointConfig
     api_key: str | None
     counter: TokenCounter
+    profile: ReleaseProfile
     evaluation: Evaluation
     prompt: str
     prompt_source: PromptSource
@@ -155,11 +169,12 @@ def _plan(
     """Check the run can start and fill in the defaults; raise before any call otherwise."""
     require_compacting_processor(tuning.processor)
     api_key = resolve_api_key(endpoint, env)
+    profile = options.profile or choose_counting(snapshot).profile
     counter = options.counter
     if counter is None:
         from inspector.encoding import make_counters
 
-        counter = make_counters()[tuning.token_mode]
+        counter = make_counters(profile)[tuning.token_mode]
     priced = PricedContext.from_snapshot(snapshot, counter)
     evaluation = priced.evaluate(tuning)
     span = evaluation.span
@@ -179,6 +194,7 @@ def _plan(
         endpoint=endpoint,
         api_key=api_key,
         counter=counter,
+        profile=profile,
         evaluation=evaluation,
         prompt=prompt,
         prompt_source=prompt_source or "given",
@@ -193,7 +209,12 @@ def _failed_attempt(
 ) -> tuple[Attempt, HttpFailure, str]:
     """The attempt record of a failed call (key redacted), the failure and the driving kind."""
     failure = replace(failure, body_text=_redact(failure.body_text, plan.api_key) or "")
-    kinds = classify_failure(failure, plan.options.policy)
+    kinds = classify_failure(
+        failure,
+        plan.options.policy,
+        plan.profile.error_message_class_prefix,
+        plan.options.sdk_errors,
+    )
     attempt = replace(
         base,
         action="stop",
@@ -307,7 +328,12 @@ def _result(plan: _Plan, calls: _Calls, started: float, new_id: Callable[[], str
     usage = None
     if reply is not None:
         if reply.usage:
-            usage = merge_usage([usage_details(reply.usage, reply.model or plan.endpoint.model)])
+            details = usage_details(
+                reply.usage,
+                reply.model or plan.endpoint.model,
+                cache_fields=plan.profile.writes_cache_authoritative,
+            )
+            usage = merge_usage([details])
         outcome, compaction, losses = _judge_reply(plan, calls.span, reply, new_id)
     result = RerunResult(
         snapshot=plan.snapshot,
@@ -330,6 +356,7 @@ def _result(plan: _Plan, calls: _Calls, started: float, new_id: Callable[[], str
         losses=losses,
         started_at=started,
         failure_reason=calls.failure_reason,
+        profile=plan.profile,
     )
     return replace(result, findings=tuple(rerun_findings(result)))
 

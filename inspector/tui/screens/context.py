@@ -10,6 +10,7 @@ for the hybrid pipeline) and the flips follow in a debounced worker.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -629,7 +630,13 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             return
         from inspector.tui.screens.rerun_screen import open_rerun
 
-        open_rerun(self.app, self.artifact, self._tuning(), counters=self.counters)
+        artifact = self.artifact
+        release = getattr(self.settings, "openjiuwen_version", None)
+        if isinstance(release, str) and self.snapshot is not None:
+            # the re-run follows the release the Tune panel shows, like the decision does
+            snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
+            artifact = dataclasses.replace(artifact, snapshot=snapshot)
+        open_rerun(self.app, artifact, self._tuning(), counters=self.counters)
 
     def _tuning(self) -> Tuning:
         """The engine tuning the re-run and the strategies view take (the current settings by
