@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live
+.PHONY: run test check bench samples clean parity-live parity-rerun
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,15 +15,16 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/inspector sample_dumps
 
+# two workers: the suite is CPU-bound and the machines have two cores
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench tools scripts
-	$(BIN)/ruff check inspector tests bench tools scripts
+	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
+	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
@@ -32,6 +33,10 @@ bench: $(VENV)/.installed
 # venv under ~/.cache/context-inspector/, installed on first use): fresh random cases.
 parity-live: $(VENV)/.installed
 	$(BIN)/python -m parity_live live
+
+# re-record the re-run corpus (tests/data/rerun/) from the real releases' cached environments
+parity-rerun: $(VENV)/.installed
+	$(BIN)/python -m parity_live.rerun_scenarios
 
 samples: $(VENV)/.installed
 	$(BIN)/python -m tools.samples sample_dumps

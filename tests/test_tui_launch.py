@@ -62,6 +62,6 @@ def test_no_source_opens_the_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 
 def test_bad_flag_is_a_usage_error_before_the_app(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["x", "--trigger-ratio", "1.5"]) == 2
+    assert main(["x.json", "--trigger-ratio", "1.5"]) == 2
     assert not FakeApp.built
     assert "--trigger-ratio" in capsys.readouterr().err

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.compare import Comparison, StrategyOutcome
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 _SOURCE_TEXT = {"estimate": "estimate", "dump": "dump (real)", "replay": "replay"}
 
@@ -15,15 +16,15 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def _lost(outcome: StrategyOutcome, kind: str, before: int) -> Text:
+def _lost(outcome: StrategyOutcome, kind: str, before: int, styles: Palette) -> Text:
     count = outcome.losses.counts[kind]
-    text = Text(f"{count} of {before}", style="red" if count else "green")
+    text = Text(f"{count} of {before}", style=styles("bad" if count else "good"))
     if count and outcome.losses_at_risk:
-        text.append(" *", style="yellow")
+        text.append(" *", style=styles("caution"))
     return text
 
 
-def comparison_table(comparison: Comparison) -> Table:
+def comparison_table(comparison: Comparison, styles: Palette = DEFAULT_PALETTE) -> Table:
     """Metrics down, strategies across."""
     table = Table(header_style="bold", show_lines=False)
     table.add_column("")
@@ -48,22 +49,25 @@ def comparison_table(comparison: Comparison) -> Table:
             [
                 Text(
                     f"{o.pairs.kept}/{o.pairs.folded}/{o.pairs.split}",
-                    style="red" if o.pairs.split else "",
+                    style=styles("bad") if o.pairs.split else "",
                 )
                 for o in comparison.outcomes
             ],
         ),
         (
             "lost file paths",
-            [_lost(o, "file_paths", facts["file_paths"]) for o in comparison.outcomes],
+            [_lost(o, "file_paths", facts["file_paths"], styles) for o in comparison.outcomes],
         ),
         (
             "lost identifiers",
-            [_lost(o, "identifiers", facts["identifiers"]) for o in comparison.outcomes],
+            [_lost(o, "identifiers", facts["identifiers"], styles) for o in comparison.outcomes],
         ),
         (
             "lost error messages",
-            [_lost(o, "error_messages", facts["error_messages"]) for o in comparison.outcomes],
+            [
+                _lost(o, "error_messages", facts["error_messages"], styles)
+                for o in comparison.outcomes
+            ],
         ),
     ]
     for label, cells in rows:
@@ -71,14 +75,15 @@ def comparison_table(comparison: Comparison) -> Table:
     return table
 
 
-def losses_text(comparison: Comparison, sample: int = 4) -> Text:
+def losses_text(comparison: Comparison, sample: int = 4, styles: Palette = DEFAULT_PALETTE) -> Text:
     """Per strategy: a few of the lost items of each kind, and the notes."""
     text = Text()
     for outcome in comparison.outcomes:
         text.append(f"{outcome.label}", style="bold")
         if outcome.losses_at_risk:
             text.append(
-                "  (losses at risk: an LLM summary, unknown here, may keep some)", style="yellow"
+                "  (losses at risk: an LLM summary, unknown here, may keep some)",
+                style=styles("caution"),
             )
         text.append("\n")
         for kind, items in (
@@ -96,21 +101,24 @@ def losses_text(comparison: Comparison, sample: int = 4) -> Text:
             text.append(f"  · {note}\n", style="dim")
         if outcome.pairs.split:
             text.append(
-                f"  split tool-call pairs: {', '.join(outcome.pairs.split_ids)}\n", style="red"
+                f"  split tool-call pairs: {', '.join(outcome.pairs.split_ids)}\n",
+                style=styles("bad"),
             )
         if outcome.hybrid is not None:
             for finding in outcome.hybrid.findings:
                 if finding.severity == "warning":
-                    text.append(f"  ! {finding.key}: ", style="yellow")
+                    text.append(f"  ! {finding.key}: ", style=styles("severity.warning"))
                     text.append(f"{finding.sentence}\n")
     return text
 
 
-def compare_report(comparison: Comparison, source: str | None = None) -> RenderableType:
+def compare_report(
+    comparison: Comparison, source: str | None = None, styles: Palette = DEFAULT_PALETTE
+) -> RenderableType:
     """Title, the side-by-side table, the losses, and how the numbers were made."""
     head = Text.assemble(
         ("Compare ", "bold"),
-        (comparison.snapshot_id, "bold cyan"),
+        (comparison.snapshot_id, styles("name")),
         f"  {comparison.messages_before} messages, {_n(comparison.tokens_before)} tokens before",
     )
     if source:
@@ -122,4 +130,9 @@ def compare_report(comparison: Comparison, source: str | None = None) -> Rendera
         "an LLM summary that is unknown without running it.",
         style="dim",
     )
-    return Group(head, comparison_table(comparison), losses_text(comparison), footer)
+    return Group(
+        head,
+        comparison_table(comparison, styles),
+        losses_text(comparison, styles=styles),
+        footer,
+    )

@@ -11,14 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.style import Style
 from rich.text import Text
 
 from inspector.core.engine import PricedContext, Span
 from inspector.core.strategy.base import Decision, Gauge
-from inspector.render.styles import REGION_LABELS, REGION_STYLES
+from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 
 BAR_ORDER: tuple[str, ...] = ("outside", "prefix", "compress", "tail")
-THRESHOLD_STYLE = "bold yellow"
+#: Style names of the two marks.
+THRESHOLD_STYLE = "mark.threshold"
+MIN_TARGET_STYLE = "mark.min_target"
 SHORT_LABELS = {
     "outside": "sys",
     "prefix": "prefix",
@@ -29,7 +32,6 @@ SHORT_LABELS = {
     "fold": "fold",
     "offload": "offload",
 }
-MIN_TARGET_STYLE = "bold red"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,9 @@ class ContextBar:
         title: str | None = None,
         legend: bool = True,
         labels: Mapping[str, str] | None = None,
+        styles: Palette = DEFAULT_PALETTE,
     ) -> None:
+        self.styles = styles
         self.parts = parts
         self.title = title
         self.legend = legend
@@ -150,11 +154,13 @@ class ContextBar:
         parts = self.parts
         width = max(width, 10)
         columns, per_column = _columns(parts, width)
+        threshold_style = self.styles(THRESHOLD_STYLE)
+        min_target_style = self.styles(MIN_TARGET_STYLE)
         bar = Text()
         for name in columns:
-            bar.append("░" if name == "free" else "█", REGION_STYLES.get(name, ""))
+            bar.append("░" if name == "free" else "█", self.styles.region(name))
         marks = [" "] * width
-        mark_styles: dict[int, str] = {}
+        mark_styles: dict[int, Style] = {}
         min_at = -1
         threshold_at = _mark_column(parts.threshold, per_column, width)
         if parts.min_target > 0:
@@ -163,9 +169,9 @@ class ContextBar:
             factor = parts.total / counted if counted else 1.0
             min_at = _mark_column((start * factor) + parts.min_target, per_column, width)
             marks[min_at] = "△"
-            mark_styles[min_at] = MIN_TARGET_STYLE
+            mark_styles[min_at] = min_target_style
         marks[threshold_at] = "▲"
-        mark_styles[threshold_at] = THRESHOLD_STYLE
+        mark_styles[threshold_at] = threshold_style
         line = Text()
         for index, char in enumerate(marks):
             line.append(char, mark_styles.get(index, ""))
@@ -175,13 +181,13 @@ class ContextBar:
         ):
             line = (
                 line[: threshold_at + 1]
-                + Text(label, THRESHOLD_STYLE)
+                + Text(label, threshold_style)
                 + line[threshold_at + 1 + len(label) :]
             )
         elif threshold_at - len(label) >= 0:
             text = f"threshold {parts.threshold:,} "
             line = (
-                line[: threshold_at - len(text)] + Text(text, THRESHOLD_STYLE) + line[threshold_at:]
+                line[: threshold_at - len(text)] + Text(text, threshold_style) + line[threshold_at:]
             )
         if parts.min_target > 0:
             min_label = f" min {parts.min_target:,}"
@@ -192,7 +198,7 @@ class ContextBar:
             ):
                 line = (
                     line[: min_at + 1]
-                    + Text(min_label, MIN_TARGET_STYLE)
+                    + Text(min_label, min_target_style)
                     + line[min_at + 1 + len(min_label) :]
                 )
         out = Text()
@@ -209,19 +215,22 @@ class ContextBar:
             **self.labels,
         }
         legend = Text(no_wrap=True, overflow="ellipsis")
+        summed: dict[str, int] = {}  # runs of one region (a strategy's many) added up
         for name, tokens in parts.segments:
-            legend.append("■ ", REGION_STYLES.get(name, ""))
+            summed[name] = summed.get(name, 0) + tokens
+        for name, tokens in summed.items():
+            legend.append("■ ", self.styles.region(name))
             legend.append(f"{names.get(name, name)} {tokens:,}" + (" " if short else "  "))
         free = max(parts.context_max - parts.total, 0)
-        legend.append("░ ", REGION_STYLES["free"])
+        legend.append("░ ", self.styles.region("free"))
         legend.append(f"free {free:,}  ")
         if short:
             return legend
-        legend.append("▲", THRESHOLD_STYLE)
+        legend.append("▲", self.styles(THRESHOLD_STYLE))
         legend.append(
             f" total {parts.total:,} / threshold {parts.threshold:,} / max {parts.context_max:,}  "
         )
-        legend.append("△", MIN_TARGET_STYLE)
+        legend.append("△", self.styles(MIN_TARGET_STYLE))
         legend.append(f" min target {parts.min_target:,}")
         return legend
 

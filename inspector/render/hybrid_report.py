@@ -7,14 +7,14 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.hybrid import HybridResult, MessageOutcome
-from inspector.render.styles import STATUS_MARKS
+from inspector.render.styles import DEFAULT_PALETTE, STATUS_MARKS, Palette
 
-#: Outcome -> style; outcomes reuse the region colours (kept like the tail, cut/folded like "to compress").
+#: Outcome -> style name; outcomes reuse the region styles (folded, summarized) or plain roles.
 OUTCOME_STYLES: dict[str, str] = {
-    "kept": "green",
-    "truncated": "yellow",
-    "folded": "magenta",
-    "summarized": "bold magenta",
+    "kept": "good",
+    "truncated": "caution",
+    "folded": "region.fold",
+    "summarized": "region.summary",
 }
 _REASON_TEXT: dict[str, str] = {
     "below_threshold": "below the threshold: only level 1 (always on) applies",
@@ -25,9 +25,10 @@ _REASON_TEXT: dict[str, str] = {
 }
 
 
-def verdict_text(result: HybridResult) -> Text:
+def verdict_text(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> Text:
     """One line: where the pipeline stopped and why."""
-    style = "bold red" if result.reason == "still_above_threshold" else "bold green"
+    missed = result.reason == "still_above_threshold"
+    style = styles("verdict.miss" if missed else "verdict.hit", "bold")
     return Text.assemble(
         ("HybridCompressor", "bold"),
         "  stopped at level ",
@@ -38,7 +39,7 @@ def verdict_text(result: HybridResult) -> Text:
     )
 
 
-def water_level_table(result: HybridResult) -> Table:
+def water_level_table(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> Table:
     """The estimate after each stage, against the threshold."""
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("", width=1)
@@ -48,7 +49,7 @@ def water_level_table(result: HybridResult) -> Table:
     for check in result.checks():
         if check.key in ("hybrid_estimator", "hybrid_alignment"):
             continue
-        mark, style = STATUS_MARKS[check.status]
+        mark, style = STATUS_MARKS[check.status], styles(f"status.{check.status}")
         estimated = check.numbers.get("estimated_tokens")
         relation = (
             ""
@@ -83,7 +84,9 @@ def _group_rows(outcomes: tuple[MessageOutcome, ...]) -> list[tuple[int, int, Me
     return rows
 
 
-def outcome_table(result: HybridResult, limit: int = 60) -> Table:
+def outcome_table(
+    result: HybridResult, limit: int = 60, styles: Palette = DEFAULT_PALETTE
+) -> Table:
     """Per message (runs grouped): what level 1 cut (branch, characters), what level 2/3 folded, what stayed."""
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("messages")
@@ -102,7 +105,7 @@ def outcome_table(result: HybridResult, limit: int = 60) -> Table:
         )
         table.add_row(
             where,
-            Text(first.outcome, style=OUTCOME_STYLES[first.outcome]),
+            Text(first.outcome, style=styles(OUTCOME_STYLES[first.outcome])),
             cut,
             (first.protected_by or "").replace("_", " "),
         )
@@ -111,27 +114,29 @@ def outcome_table(result: HybridResult, limit: int = 60) -> Table:
     return table
 
 
-def findings_text(result: HybridResult) -> Text:
+def findings_text(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> Text:
     """The findings, one paragraph each."""
     text = Text()
     for finding in result.findings:
-        mark, style = STATUS_MARKS["warning" if finding.severity == "warning" else "info"]
-        text.append(f"{mark} ", style=style)
+        status = "warning" if finding.severity == "warning" else "info"
+        text.append(f"{STATUS_MARKS[status]} ", style=styles(f"severity.{status}"))
         text.append(finding.key, style="bold")
         text.append(f": {finding.sentence}\n")
     return text
 
 
-def hybrid_report(result: HybridResult, title: str | None = None) -> RenderableType:
+def hybrid_report(
+    result: HybridResult, title: str | None = None, styles: Palette = DEFAULT_PALETTE
+) -> RenderableType:
     """The whole replay: verdict, water levels, outcomes, findings."""
     parts: list[RenderableType] = []
     if title:
         parts.append(Text(title, style="bold underline"))
-    parts.append(verdict_text(result))
-    parts.append(water_level_table(result))
+    parts.append(verdict_text(result, styles))
+    parts.append(water_level_table(result, styles))
     parts.append(Text(""))
-    parts.append(outcome_table(result))
+    parts.append(outcome_table(result, styles=styles))
     if result.findings:
         parts.append(Text(""))
-        parts.append(findings_text(result))
+        parts.append(findings_text(result, styles))
     return Group(*parts)

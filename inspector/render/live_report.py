@@ -27,15 +27,16 @@ from inspector.core.live_events import (
 )
 from inspector.core.live_tracker import LiveTracker, Operation
 from inspector.core.redact import mask_text
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 
-#: Style per compression status.
+#: Style name (and attributes) per compression status.
 STATUS_STYLES: dict[str, str] = {
-    "started": "bold yellow",
-    "completed": "bold green",
-    "compressed": "bold green",
-    "noop": "cyan",
-    "skipped": "dim",
-    "failed": "bold red",
+    "started": "caution bold",
+    "completed": "good bold",
+    "compressed": "good bold",
+    "noop": "note",
+    "skipped": "muted",
+    "failed": "error",
 }
 STATUS_MARKS: dict[str, str] = {
     "started": "⟳",
@@ -45,17 +46,17 @@ STATUS_MARKS: dict[str, str] = {
     "skipped": "–",
     "failed": "✘",
 }
-#: Style per source state; names double as TCSS classes `live--<state>`.
+#: Style name (and attributes) per source state.
 STATE_STYLES: dict[str, str] = {
-    "connecting": "yellow",
-    "connected": "green",
-    "ready": "bold green",
-    "following": "bold green",
-    "polling": "bold green",
-    "reconnecting": "bold yellow",
-    "closed": "red",
-    "loaded": "cyan",
-    "unavailable": "dim",
+    "connecting": "caution",
+    "connected": "good",
+    "ready": "good bold",
+    "following": "good bold",
+    "polling": "good bold",
+    "reconnecting": "caution bold",
+    "closed": "bad",
+    "loaded": "note",
+    "unavailable": "muted",
 }
 
 
@@ -70,17 +71,20 @@ def _point(point: TokenPoint | None) -> tuple[str, str, str]:
     return _num(point.messages), _num(point.tokens), percent
 
 
-def state_badge(state: SourceState) -> Text:
+def state_badge(state: SourceState, styles: Palette = DEFAULT_PALETTE) -> Text:
     """`● live` / `⟳ reconnecting in 2s` badge for a source state."""
-    style = STATE_STYLES.get(state.state, "white")
+    style = styles(STATE_STYLES.get(state.state, "plain"))
     mark = "●" if state.state in ("ready", "following", "polling", "connected", "loaded") else "○"
     return Text.assemble((f"{mark} ", style), (state.text, style))
 
 
 def usage_gauge(
-    rate: float | None, threshold_percent: float | None = None, width: int = 24
+    rate: float | None,
+    threshold_percent: float | None = None,
+    width: int = 24,
+    styles: Palette = DEFAULT_PALETTE,
 ) -> Text:
-    """A bar of `rate` percent with a `|` at the threshold; red once at or over it."""
+    """A bar of `rate` percent with a `|` at the threshold; styled `bad` once at or over it."""
     if rate is None:
         return Text("·" * width, style="dim")
     filled = max(0, min(width, round(rate / 100 * width)))
@@ -93,17 +97,17 @@ def usage_gauge(
     text = Text()
     for cell in range(width):
         if cell == mark:
-            text.append("|", style="bold white")
+            text.append("|", style=styles("mark.gauge"))
         elif cell < filled:
-            text.append("█", style="red" if over else "green")
+            text.append("█", style=styles("bad" if over else "good"))
         else:
             text.append("·", style="dim")
     return text
 
 
-def compression_text(event: CompressionState) -> Text:
+def compression_text(event: CompressionState, styles: Palette = DEFAULT_PALETTE) -> Text:
     """One compression frame: processor, status, before→after, saved, duration, model."""
-    style = STATUS_STYLES.get(event.status, "white")
+    style = styles(STATUS_STYLES.get(event.status, "plain"))
     text = Text.assemble(
         (f"{STATUS_MARKS.get(event.status, '?')} ", style),
         (event.processor or "compression", "bold"),
@@ -124,14 +128,14 @@ def compression_text(event: CompressionState) -> Text:
         percent = f" ({event.saved.percent:g}%)" if event.saved.percent is not None else ""
         text.append(
             f"  saved {_num(event.saved.tokens)} tok{percent}",
-            style="green" if (event.saved.tokens or 0) > 0 else "dim",
+            style=styles("good" if (event.saved.tokens or 0) > 0 else "muted"),
         )
     if event.duration_ms is not None:
         text.append(f"  in {event.duration_ms / 1000:.1f}s", style="dim")
     if event.model:
-        text.append(f"  {event.model}", style="magenta")
+        text.append(f"  {event.model}", style=styles("model"))
     if event.error:
-        text.append(f"  error: {mask_text(event.error)}", style="bold red")
+        text.append(f"  error: {mask_text(event.error)}", style=styles("error"))
     if event.operation_id:
         text.append(f"  [{event.operation_id}]", style="dim")
     if event.source.startswith(("http://", "https://")):
@@ -142,15 +146,18 @@ def compression_text(event: CompressionState) -> Text:
 
 
 def event_line(
-    event: LiveEvent, now: datetime | None = None, threshold_percent: float | None = None
+    event: LiveEvent,
+    now: datetime | None = None,
+    threshold_percent: float | None = None,
+    styles: Palette = DEFAULT_PALETTE,
 ) -> Text:
     """One human line (or two) for an event, prefixed by the local time."""
     stamp = Text((now or datetime.now()).strftime("%H:%M:%S") + " ", style="dim")
     body: Text
     if isinstance(event, SourceState):
-        body = Text.assemble(state_badge(event), ("  " + event.source, "dim"))
+        body = Text.assemble(state_badge(event, styles), ("  " + event.source, "dim"))
     elif isinstance(event, CompressionState):
-        body = compression_text(event)
+        body = compression_text(event, styles)
     elif isinstance(event, ContextUsage):
         who = f" {event.member_name}" if event.member_name else ""
         rate = f"{event.rate:.1f}%" if event.rate is not None else "?"
@@ -158,13 +165,13 @@ def event_line(
             ("▮ usage", "bold"),
             who,
             f" {rate} ",
-            usage_gauge(event.rate, threshold_percent),
+            usage_gauge(event.rate, threshold_percent, styles=styles),
             f" {_num(event.tokens_used)}/{_num(event.context_max)} tok",
         )
     elif isinstance(event, ContextCompressed):
         body = Text(
             f"✔ /compact {_num(event.before_tokens)}→{_num(event.after_tokens)} tok ({event.rate if event.rate is not None else '?'}%)",
-            style="green",
+            style=styles("good"),
         )
     elif isinstance(event, TraceUpdated):
         body = Text(
@@ -184,14 +191,16 @@ def event_line(
             )
         mark = "+" if event.change == "added" else "~"
         body = Text.assemble(
-            (f"{mark} {art.kind} ", "bold cyan"),
+            (f"{mark} {art.kind} ", styles("name")),
             art.id,
             (sizes, "dim"),
-            (tail, "yellow" if live and live.get("partial") else "dim"),
+            (tail, styles("caution" if live and live.get("partial") else "muted")),
         )
     elif isinstance(event, SourceProblem):
         where = f" ({event.error.where})" if event.error.where else ""
-        body = Text(f"✘ {event.error.source}: {mask_text(event.error.error)}{where}", style="red")
+        body = Text(
+            f"✘ {event.error.source}: {mask_text(event.error.error)}{where}", style=styles("bad")
+        )
     elif isinstance(event, SourceRemoved):
         what = f"{event.source} {event.id}" if event.id else event.source
         body = Text(f"- removed {what}", style="dim")
@@ -301,7 +310,7 @@ def operation_detail(operation: Operation) -> RenderableType:
     if latest.summary:
         rows.append(("summary", mask_text(latest.summary)))
     if latest.error:
-        rows.append(("error", Text(mask_text(latest.error), style="bold red")))
+        rows.append(("error", Text(mask_text(latest.error), style=DEFAULT_PALETTE("error"))))
     for label, value in rows:
         table.add_row(label, value)
     parts: list[RenderableType] = [table]

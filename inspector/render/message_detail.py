@@ -12,11 +12,12 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.json import JSON
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from inspector.core.messages import Message
-from inspector.render.styles import REGION_LABELS, REGION_STYLES
+from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 
 #: Content longer than this is cut in the detail pane (the copy command gives it all).
 MAX_SHOWN_CHARS = 20_000
@@ -91,6 +92,7 @@ def message_detail(
     place: Placement,
     links: Sequence[int] = (),
     results_by_call: Mapping[str, Sequence[int]] | None = None,
+    styles: Palette = DEFAULT_PALETTE,
 ) -> Group:
     """Everything about one message: header, why-region, content, tool calls, usage, metadata."""
     region, reason, region_label = place.region, place.reason, place.label
@@ -103,13 +105,13 @@ def message_detail(
         header.append(f"  {tokens:,} tokens")
     header.append("  ")
     label = region_label or REGION_LABELS.get(region, region)
-    header.append(f" {label} ", REGION_STYLES.get(region, "") + " reverse")
+    header.append(f" {label} ", styles.region(region, "muted") + Style(reverse=True))
     parts: list[RenderableType] = [header, Text(reason, "italic")]
     if message.tool_call_id:
         answers = f"result of call {message.tool_call_id!r}"
         if links:
             answers += f" made at #{links[0]}"
-        parts.append(Text(answers, "cyan"))
+        parts.append(Text(answers, styles("link")))
     parts.append(Text("content", "bold underline"))
     parts.append(_content_renderable(message))
     for call in message.tool_calls:
@@ -120,7 +122,7 @@ def message_detail(
             else list(links)
         )
         if result_at:
-            title.append("  result at " + ", ".join(f"#{i}" for i in result_at), "cyan")
+            title.append("  result at " + ", ".join(f"#{i}" for i in result_at), styles("link"))
         parts.append(title)
         parts.append(_json_renderable(call.arguments))
     if message.usage_metadata is not None:

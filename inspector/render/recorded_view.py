@@ -15,6 +15,7 @@ from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.strategy.base import Decision
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 #: (label, recorded keys tried in order (dotted paths), attribute of our evaluation or None)
 COMPARED_FIELDS: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
@@ -97,7 +98,9 @@ def _ours(decision: Decision, attribute: str) -> Any:
     return getattr(decision, attribute, None)
 
 
-def recorded_vs_ours(artifact: Artifact, evaluation: Decision | None) -> Table:
+def recorded_vs_ours(
+    artifact: Artifact, evaluation: Decision | None, styles: Palette = DEFAULT_PALETTE
+) -> Table:
     """Recorded numbers in one column, our re-evaluation in the next; differences marked."""
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
     table.add_column("")
@@ -111,8 +114,8 @@ def recorded_vs_ours(artifact: Artifact, evaluation: Decision | None) -> Table:
         differs = recorded is not None and ours is not None and _show(recorded) != _show(ours)
         table.add_row(
             label,
-            Text(_show(recorded), "yellow" if differs else ""),
-            Text(_show(ours), "yellow bold" if differs else ""),
+            Text(_show(recorded), styles("changed") if differs else ""),
+            Text(_show(ours), styles("changed", "bold") if differs else ""),
         )
     return table
 
@@ -126,20 +129,20 @@ def _timeline_entries(artifact: Artifact) -> Sequence[Any]:
     return ()
 
 
-def _entry_lines(entry: Any, current: Any = None) -> list[Text]:
+def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]:
     """A timeline entry: the evaluation line, its retries, then its outcome (▶ marks `current`)."""
     if not isinstance(entry, Mapping):
         return [Text(str(entry))]
     event = str(entry.get("kind") or entry.get("event") or entry.get("type") or "record")
     head = Text()
     if current is not None and entry.get("index") == current:
-        head.append("▶ ", "bold cyan")
+        head.append("▶ ", styles("mark.now"))
     if entry.get("index") is not None:
         head.append(f"#{entry['index']} ", "bold")
     head.append(event, "bold")
     reason = entry.get("reason")
     if reason:
-        head.append(f" {reason}", "green" if entry.get("hit") else "yellow")
+        head.append(f" {reason}", styles("verdict.hit" if entry.get("hit") else "caution"))
     for key, label in (
         ("total_tokens", "total"),
         ("threshold", "threshold"),
@@ -163,7 +166,9 @@ def _entry_lines(entry: Any, current: Any = None) -> list[Text]:
             if not isinstance(retry, Mapping):
                 continue
             line = Text("   retry ", "dim")
-            line.append(f"{_show(retry.get('attempt'))} {retry.get('error_type', '')}", "red")
+            line.append(
+                f"{_show(retry.get('attempt'))} {retry.get('error_type', '')}", styles("bad")
+            )
             line.append(f" → {retry.get('reason', '')}")
             for key in ("budget_ratio", "delay_seconds"):
                 if retry.get(key) is not None:
@@ -174,9 +179,9 @@ def _entry_lines(entry: Any, current: Any = None) -> list[Text]:
         line = Text("   outcome ", "dim")
         line.append(
             str(outcome),
-            "green"
+            styles("good")
             if outcome == "compressed"
-            else "red"
+            else styles("bad")
             if outcome in ("failed", "silent_end")
             else "",
         )
@@ -190,13 +195,13 @@ def _entry_lines(entry: Any, current: Any = None) -> list[Text]:
     return lines
 
 
-def timeline_renderable(artifact: Artifact) -> RenderableType:
+def timeline_renderable(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> RenderableType:
     """The recorded timeline (debug records, retries, dump) in order, or a note that there is none."""
     entries = _timeline_entries(artifact)
     if not entries:
         return Text("no recorded timeline for this artifact", "dim")
     current = artifact.extra.get("run_index") if isinstance(artifact.extra, Mapping) else None
-    return Group(*(line for entry in entries for line in _entry_lines(entry, current)))
+    return Group(*(line for entry in entries for line in _entry_lines(entry, styles, current)))
 
 
 def _number(value: Any) -> float | None:
@@ -205,7 +210,7 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def recorded_answer(artifact: Artifact) -> Text | None:
+def recorded_answer(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Text | None:
     """For a record without its context: why it did not compress and what would, from the numbers.
 
     Uses only the recorded threshold_check (total, threshold, context_max, target, minimum); the
@@ -222,26 +227,27 @@ def recorded_answer(artifact: Artifact) -> Text | None:
     minimum = _number(lookup(recorded, "min_target_tokens", "threshold_check.min_target_tokens"))
     text = Text()
     text.append("recorded: ", "bold")
-    text.append(reason, "green" if reason == "reached_threshold" else "red")
+    text.append(reason, styles("verdict.hit" if reason == "reached_threshold" else "verdict.miss"))
     if reason == "below_threshold" and total is not None and threshold is not None:
         text.append(f"  total {total:,.0f} < threshold {threshold:,.0f}")
         if context_max:
             text.append(
                 f"\nwould trigger with trigger_ratio ≤ {total / context_max:.3f}"
                 f" (or context_max ≤ {int(total / (threshold / context_max)):,})",
-                "cyan",
+                styles("note"),
             )
     elif reason == "target_below_min" and target is not None and minimum is not None:
         text.append(f"  target {target:,.0f} < min {minimum:,.0f}")
         if context_max:
             text.append(
-                f"\nwould compress with min_target_ratio ≤ {target / context_max:.4f}", "cyan"
+                f"\nwould compress with min_target_ratio ≤ {target / context_max:.4f}",
+                styles("note"),
             )
     elif reason == "no_compressible_span":
         text.append("  nothing between the kept prefix and the kept tail")
         text.append(
             "\nneeds a smaller keep-recent or another processor: open a dump of this session",
-            "cyan",
+            styles("note"),
         )
     elif reason == "reached_threshold":
         outcome = lookup(recorded, "outcome")

@@ -16,15 +16,21 @@ from rich.text import Text
 
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
 from inspector.core.summary_loss import LostItem
-from inspector.render.styles import REGION_LABELS, REGION_STYLES, STATUS_MARKS
+from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
 _OUTCOME_STYLE = {
-    "applied": ("COMPRESSED", "bold green"),
-    "no_benefit": ("NO BENEFIT - openJiuwen would drop it", "bold yellow"),
-    "empty_summary": ("NO SUMMARY - openJiuwen would skip it", "bold yellow"),
-    "failed": ("MODEL CALL FAILED", "bold red"),
+    "applied": ("COMPRESSED", "verdict.hit"),
+    "no_benefit": ("NO BENEFIT - openJiuwen would drop it", "caution"),
+    "empty_summary": ("NO SUMMARY - openJiuwen would skip it", "caution"),
+    "failed": ("MODEL CALL FAILED", "verdict.miss"),
 }
 _SEVERITY_MARK = {"info": "info", "warning": "warning", "error": "fail"}
+#: A re-run finding's severity -> its style name.
+SEVERITY_STYLES = {
+    "info": "severity.info",
+    "warning": "severity.warning",
+    "error": "severity.problem",
+}
 
 
 def _span_text(attempt: Attempt) -> str:
@@ -32,7 +38,7 @@ def _span_text(attempt: Attempt) -> str:
     return f"{c['preserved_prefix']}/{c['messages_to_compress']}/{c['protected_tail']}"
 
 
-def timeline_table(attempts: Sequence[Attempt]) -> Table:
+def timeline_table(attempts: Sequence[Attempt], styles: Palette = DEFAULT_PALETTE) -> Table:
     """One row per HTTP call: span sent, status, both classifications, what happened next."""
     table = Table(
         title="attempts", title_justify="left", box=None, header_style="bold", pad_edge=False
@@ -57,16 +63,16 @@ def timeline_table(attempts: Sequence[Attempt]) -> Table:
             )
         )
         if attempt.action == "accepted":
-            then = Text("reply accepted", style="green")
+            then = Text("reply accepted", style=styles("good"))
         elif attempt.action == "shrink":
-            then = Text(f"shrink (budget {attempt.budget_ratio})", style="yellow")
+            then = Text(f"shrink (budget {attempt.budget_ratio})", style=styles("caution"))
         elif attempt.action == "backoff":
-            then = Text(f"wait {attempt.delay_s:.2f} s, retry", style="yellow")
+            then = Text(f"wait {attempt.delay_s:.2f} s, retry", style=styles("caution"))
         else:
-            then = Text("give up", style="red")
+            then = Text("give up", style=styles("bad"))
         ojw = attempt.openjiuwen_kind or ""
         by_status = Text(
-            attempt.status_kind or "", style="bold red" if attempt.misclassified else ""
+            attempt.status_kind or "", style=styles("error") if attempt.misclassified else ""
         )
         table.add_row(
             str(attempt.number),
@@ -81,7 +87,7 @@ def timeline_table(attempts: Sequence[Attempt]) -> Table:
     return table
 
 
-def before_after_table(result: RerunResult) -> Table:
+def before_after_table(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> Table:
     """The old context's regions beside what each becomes in the new context, with tokens."""
     c = result.compaction
     assert c is not None
@@ -97,7 +103,7 @@ def before_after_table(result: RerunResult) -> Table:
     table.add_column("tokens", justify="right")
 
     def label(region: str) -> Text:
-        return Text(REGION_LABELS[region], style=REGION_STYLES[region])
+        return Text(REGION_LABELS[region], style=styles.region(region))
 
     table.add_row(
         label("prefix"),
@@ -112,7 +118,7 @@ def before_after_table(result: RerunResult) -> Table:
         str(counts["messages_to_compress"]),
         str(c.target_tokens),
         "->",
-        Text(f"memory block <{result.wrapper.tag}>", style="bold magenta"),
+        Text(f"memory block <{result.wrapper.tag}>", style=styles("region.summary")),
         str(c.memory_tokens),
     )
     if c.recovered_message is not None:
@@ -124,7 +130,7 @@ def before_after_table(result: RerunResult) -> Table:
             "",
             "",
             "+",
-            Text(f"<recovered_context> {files}", style="yellow"),
+            Text(f"<recovered_context> {files}", style=styles("caution")),
             str(c.recovered_tokens),
         )
     table.add_row(
@@ -141,7 +147,7 @@ def before_after_table(result: RerunResult) -> Table:
         Text(str(c.tokens_before), style="bold"),
         "->",
         Text(f"{len(c.new_messages)} messages", style="bold"),
-        Text(str(c.tokens_after), style="bold green" if c.beneficial else "bold red"),
+        Text(str(c.tokens_after), style=styles("good" if c.beneficial else "bad", "bold")),
     )
     return table
 
@@ -187,13 +193,14 @@ def rerun_report(
     endpoint: str | None = None,
     written: Mapping[str, Any] | None = None,
     recorded: Mapping[str, Any] | None = None,
+    styles: Palette = DEFAULT_PALETTE,
 ) -> RenderableType:
     """The whole report of one re-run."""
     parts: list[RenderableType] = []
     tuning = result.tuning
     head = Text.assemble(
         ("Re-run ", "bold"),
-        (result.identity.processor_type, "bold cyan"),
+        (result.identity.processor_type, styles("name")),
         f" on {source or result.snapshot.id}",
         f" with model {result.model}" + (f" at {endpoint}" if endpoint else ""),
     )
@@ -206,15 +213,15 @@ def rerun_report(
             style="dim",
         )
     )
-    parts.append(timeline_table(result.attempts))
+    parts.append(timeline_table(result.attempts, styles))
     word, style = _OUTCOME_STYLE[result.outcome]
-    parts.append(Text.assemble((word, style), "  ", explain_outcome(result)))
+    parts.append(Text.assemble((word, styles(style, "bold")), "  ", explain_outcome(result)))
     if recorded:
         before, after = recorded.get("tokens_before"), recorded.get("tokens_after")
         if before is not None:
             parts.append(Text(f"recorded by openJiuwen: {before} -> {after} tokens", style="dim"))
     if result.compaction is not None:
-        parts.append(before_after_table(result))
+        parts.append(before_after_table(result, styles))
         parts.append(
             Panel(_summary_excerpt(result.compaction.summary), title="summary", title_align="left")
         )
@@ -227,12 +234,14 @@ def rerun_report(
         table.add_column("")
         table.add_column("")
         for finding in result.findings:
-            mark, color = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
-            table.add_row(Text(mark, style=color), Text(finding.message))
+            mark = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
+            table.add_row(
+                Text(mark, style=styles(SEVERITY_STYLES[finding.severity])), Text(finding.message)
+            )
         parts.append(table)
     if written:
         if written.get("dump"):
-            parts.append(Text(f"dump written: {written['dump']}", style="green"))
+            parts.append(Text(f"dump written: {written['dump']}", style=styles("good")))
         else:
             parts.append(
                 Text(

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
 from inspector.core.messages import Message
 from inspector.core.rerun import RerunResult, explain_outcome
-from inspector.render.rerun_report import losses_table, timeline_table
-from inspector.render.styles import REGION_LABELS, REGION_STYLES, STATUS_MARKS
+from inspector.render.rerun_report import SEVERITY_STYLES, losses_table, timeline_table
+from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
 _SEVERITY_MARK = {"info": "info", "warning": "warning", "error": "fail"}
 _PREVIEW_CHARS = 110
 
 
-def _message_line(index: int, message: Message, style: str) -> Text:
+def _message_line(index: int, message: Message, style: Style | str) -> Text:
     preview = message.text_preview(_PREVIEW_CHARS).replace("\n", " ")
     if message.tool_calls and not message.text_preview(1):
         preview = ", ".join(call.name for call in message.tool_calls)
@@ -32,15 +33,15 @@ def _message_line(index: int, message: Message, style: str) -> Text:
     return line
 
 
-def _region_head(region: str, detail: str) -> Text:
-    return Text.assemble((REGION_LABELS[region], REGION_STYLES[region]), f"  {detail}")
+def _region_head(region: str, detail: str, styles: Palette) -> Text:
+    return Text.assemble((REGION_LABELS[region], styles.region(region)), f"  {detail}")
 
 
 def _tokens(value: int | None) -> str:
     return "" if value is None else f" · {value} tokens"
 
 
-def before_renderable(result: RerunResult) -> RenderableType:
+def before_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> RenderableType:
     """The old context by region; the messages to compress are the ones folded into the summary."""
     span = result.final_span
     c = result.compaction
@@ -57,20 +58,21 @@ def before_renderable(result: RerunResult) -> RenderableType:
         ("tail", span.tail, c.tail_tokens if c else None, "kept as is"),
     )
     for region, (start, end), tokens, fate in regions:
-        lines.append(_region_head(region, f"{end - start} messages{_tokens(tokens)} · {fate}"))
+        head = f"{end - start} messages{_tokens(tokens)} · {fate}"
+        lines.append(_region_head(region, head, styles))
         for index in range(start, end):
-            lines.append(_message_line(index, messages[index], REGION_STYLES[region]))
+            lines.append(_message_line(index, messages[index], styles.region(region)))
         lines.append(Text())
     outside = [i for i in range(len(messages)) if span.region_of(i) == "outside"]
     if outside:
-        lines.append(_region_head("outside", f"{len(outside)} messages"))
+        lines.append(_region_head("outside", f"{len(outside)} messages", styles))
         lines.extend(_message_line(i, messages[i], "dim") for i in outside)
     total = c.tokens_before if c else None
     lines.append(Text(f"whole context: {len(messages)} messages{_tokens(total)}", style="bold"))
     return Group(*lines)
 
 
-def after_renderable(result: RerunResult) -> RenderableType:
+def after_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> RenderableType:
     """The new context: kept prefix, memory block, re-injected files, kept tail."""
     c = result.compaction
     if c is None:
@@ -80,16 +82,18 @@ def after_renderable(result: RerunResult) -> RenderableType:
     lines: list[RenderableType] = []
     lines.append(
         _region_head(
-            "prefix", f"{span.prefix[1] - span.prefix[0]} messages{_tokens(c.prefix_tokens)} · kept"
+            "prefix",
+            f"{span.prefix[1] - span.prefix[0]} messages{_tokens(c.prefix_tokens)} · kept",
+            styles,
         )
     )
     lines.extend(
-        _message_line(i, messages[i], REGION_STYLES["prefix"]) for i in range(*span.prefix)
+        _message_line(i, messages[i], styles.region("prefix")) for i in range(*span.prefix)
     )
     lines.append(Text())
     lines.append(
         Text.assemble(
-            (f"memory block <{result.wrapper.tag}>", "bold magenta"),
+            (f"memory block <{result.wrapper.tag}>", styles("region.summary")),
             f"  1 message{_tokens(c.memory_tokens)} · replaces "
             f"{span.compress[1] - span.compress[0]} messages",
         )
@@ -98,7 +102,7 @@ def after_renderable(result: RerunResult) -> RenderableType:
     lines.append(
         Panel(
             Text(memory if isinstance(memory, str) else str(memory)),
-            border_style="magenta",
+            border_style=styles("region.summary"),
             padding=(0, 1),
         )
     )
@@ -106,14 +110,14 @@ def after_renderable(result: RerunResult) -> RenderableType:
         files = c.reinjection.files
         lines.append(
             Text.assemble(
-                ("re-injected <recovered_context>", "bold yellow"),
+                ("re-injected <recovered_context>", styles("caution", "bold")),
                 f"  {len(files)} file(s){_tokens(c.recovered_tokens)}",
                 f" · sections: {', '.join(c.reinjection.sections)}"
                 if c.reinjection.sections
                 else "",
             )
         )
-        lines.extend(Text(f"  {path}", style="yellow") for path in files)
+        lines.extend(Text(f"  {path}", style=styles("caution")) for path in files)
     else:
         lines.append(
             Text(
@@ -124,21 +128,21 @@ def after_renderable(result: RerunResult) -> RenderableType:
     lines.append(Text())
     lines.append(
         _region_head(
-            "tail", f"{span.tail[1] - span.tail[0]} messages{_tokens(c.tail_tokens)} · kept"
+            "tail", f"{span.tail[1] - span.tail[0]} messages{_tokens(c.tail_tokens)} · kept", styles
         )
     )
-    lines.extend(_message_line(i, messages[i], REGION_STYLES["tail"]) for i in range(*span.tail))
+    lines.extend(_message_line(i, messages[i], styles.region("tail")) for i in range(*span.tail))
     lines.append(Text())
     lines.append(
         Text(
             f"whole context: {len(c.new_messages)} messages · {c.tokens_after} tokens",
-            style="bold green" if c.beneficial else "bold red",
+            style=styles("good" if c.beneficial else "bad", "bold"),
         )
     )
     return Group(*lines)
 
 
-def tokens_line(result: RerunResult) -> Text:
+def tokens_line(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> Text:
     """Tokens and messages before -> after, and what is saved."""
     c = result.compaction
     if c is None:
@@ -149,16 +153,18 @@ def tokens_line(result: RerunResult) -> Text:
         "   ",
     )
     if c.beneficial:
-        line.append(f"saves {c.reduction} ({c.reduction_ratio:.1%})", style="bold green")
+        line.append(f"saves {c.reduction} ({c.reduction_ratio:.1%})", style=styles("good", "bold"))
     else:
-        line.append(f"no saving ({c.tokens_after - c.tokens_before:+d})", style="bold red")
+        line.append(
+            f"no saving ({c.tokens_after - c.tokens_before:+d})", style=styles("bad", "bold")
+        )
     line.append(f"   messages {len(result.snapshot.messages)} -> {len(c.new_messages)}")
     if c.recovered_message is not None:
-        line.append(f"   re-injected files {c.recovered_tokens} tokens", style="yellow")
+        line.append(f"   re-injected files {c.recovered_tokens} tokens", style=styles("caution"))
     return line
 
 
-def lost_renderable(result: RerunResult) -> RenderableType:
+def lost_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> RenderableType:
     """What the summary lost, and the summary itself to check against."""
     parts: list[RenderableType] = []
     lost = [item for item in result.losses if not item.restored]
@@ -178,7 +184,7 @@ def lost_renderable(result: RerunResult) -> RenderableType:
             Text(
                 "The summary mentions every file path, identifier and error found in the compressed "
                 "region (heuristic: text search).",
-                style="green",
+                style=styles("good"),
             )
         )
     parts.append(Text())
@@ -186,7 +192,7 @@ def lost_renderable(result: RerunResult) -> RenderableType:
     return Group(*parts)
 
 
-def findings_renderable(result: RerunResult) -> RenderableType:
+def findings_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> RenderableType:
     """Findings, the attempt timeline and the region table."""
     parts: list[RenderableType] = []
     if result.findings:
@@ -196,13 +202,14 @@ def findings_renderable(result: RerunResult) -> RenderableType:
         table.add_column("")
         table.add_column("")
         for finding in result.findings:
-            mark, color = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
-            table.add_row(Text(mark, style=color), Text(finding.message))
+            mark = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
+            style = styles(SEVERITY_STYLES[finding.severity])
+            table.add_row(Text(mark, style=style), Text(finding.message))
         parts.append(table)
     else:
         parts.append(Text("no findings", style="dim"))
     parts.append(Text())
-    parts.append(timeline_table(result.attempts))
+    parts.append(timeline_table(result.attempts, styles))
     parts.append(
         Text(
             f"\nprompt: {result.prompt_source} · tools {'offered' if result.include_tools else 'left out'}"

@@ -10,11 +10,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from inspector.render.styles import DEFAULT_PALETTE
+
 _OUTCOME_STYLES = {
-    "compressed": "green",
-    "not_compressed": "cyan",
-    "silent_end": "yellow",
-    "failed": "red",
+    "compressed": "good",
+    "not_compressed": "note",
+    "silent_end": "caution",
+    "failed": "bad",
     "unknown": "dim",
 }
 _OUTCOMES = ("compressed", "not_compressed", "silent_end", "failed", "unknown")
@@ -42,7 +44,10 @@ def outcomes_table(stats: Mapping[str, Any]) -> Table:
     table = _table("processor", *used, "total")
     for processor, counts in by_processor.items():
         cells = [
-            Text(_n(counts.get(o, 0)), style=_OUTCOME_STYLES[o] if counts.get(o) else "dim")
+            Text(
+                _n(counts.get(o, 0)),
+                style=DEFAULT_PALETTE(_OUTCOME_STYLES[o] if counts.get(o) else "muted"),
+            )
             for o in used
         ]
         table.add_row(processor, *cells, _n(sum(counts.values())))
@@ -57,7 +62,7 @@ def ratio_histogram(stats: Mapping[str, Any], width: int = 30) -> Table:
     table = _table("reduction", "dumps", "", left=(0, 2))
     for label, count in buckets.items():
         bar = "█" * max(round(width * count / peak), 1 if count else 0)
-        table.add_row(label, _n(count), Text(bar, style="green"))
+        table.add_row(label, _n(count), Text(bar, style=DEFAULT_PALETTE("good")))
     return table
 
 
@@ -90,7 +95,7 @@ def stats_report(stats: Mapping[str, Any], sources: Sequence[str] = ()) -> Rende
         ("Loaded ", "bold"),
         kinds,
         ("  unreadable ", "bold"),
-        (str(stats["errors"]), "red" if stats["errors"] else "green"),
+        (str(stats["errors"]), DEFAULT_PALETTE("bad" if stats["errors"] else "good")),
         "\n",
         ("Compressions ", "bold"),
         _n(stats["compressions"]),

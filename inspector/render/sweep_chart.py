@@ -10,21 +10,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.style import Style
 from rich.text import Text
 
-from inspector.render.context_bar import MIN_TARGET_STYLE, THRESHOLD_STYLE
-from inspector.render.styles import REGION_STYLES
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 
-#: (label, drawing character, style), drawn in this order (later ones on top).
+#: (label, drawing character, style name), drawn in this order (later ones on top).
 SERIES: tuple[tuple[str, str, str], ...] = (
-    ("min target", "·", MIN_TARGET_STYLE),
-    ("target", "•", REGION_STYLES["compress"]),
-    ("threshold", "─", THRESHOLD_STYLE),
-    ("total", "━", "bold bright_white"),
+    ("min target", "·", "mark.min_target"),
+    ("target", "•", "region.compress"),
+    ("threshold", "─", "mark.threshold"),
+    ("total", "━", "chart.total"),
 )
-HIT_STYLE = "green"
-MISS_STYLE = "red"
-FLIP_STYLE = "bold red"
+HIT_STYLE = "verdict.hit"
+MISS_STYLE = "verdict.miss"
+FLIP_STYLE = "mark.min_target"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,9 @@ class SweepChart:
         current: float | int | None = None,
         cursor: int | None = None,
         height: int = 10,
+        styles: Palette = DEFAULT_PALETTE,
     ) -> None:
+        self.styles = styles
         self.param = param
         self.points = list(points)
         self.current = current
@@ -91,18 +93,19 @@ class SweepChart:
         top = max(max(p.total, p.threshold, p.target, p.min_target) for p in self.points)
         top = max(int(top * 1.05), 1)
         height = self.height
-        grid: list[list[tuple[str, str]]] = [[(" ", "")] * width for _ in range(height)]
+        pick = self.styles
+        grid: list[list[tuple[str, Style | str]]] = [[(" ", "")] * width for _ in range(height)]
         flips = flip_indices(self.points)
         flip_columns = {self._column_of(i, width) for i in flips}
         for column in flip_columns:
             for row in range(height):
-                grid[row][column] = ("┊", FLIP_STYLE)
+                grid[row][column] = ("┊", pick(FLIP_STYLE))
         for column in range(width):
             point = self.points[self._point_at_column(column, width)]
             values = (point.min_target, point.target, point.threshold, point.total)
             for (_, char, style), value in zip(SERIES, values, strict=True):
                 row = height - 1 - min(int(value / top * (height - 1) + 0.5), height - 1)
-                grid[row][column] = (char, style)
+                grid[row][column] = (char, pick(style))
         for row in range(height):
             level = top * (height - 1 - row) / (height - 1)
             label = (
@@ -112,23 +115,23 @@ class SweepChart:
             )
             line = Text(label[-axis_width:], "dim")
             line.append("│", "dim")
-            for char, style in grid[row]:
-                line.append(char, style)
+            for char, cell_style in grid[row]:
+                line.append(char, cell_style)
             yield line
         strip = Text(" " * (axis_width - 8) + "verdict ", "dim")
         strip.append("│", "dim")
         for column in range(width):
             point = self.points[self._point_at_column(column, width)]
-            strip.append("█" if point.hit else "░", HIT_STYLE if point.hit else MISS_STYLE)
+            strip.append("█" if point.hit else "░", pick(HIT_STYLE if point.hit else MISS_STYLE))
         yield strip
         yield self._axis_labels(width, axis_width)
         yield self._legend(flips)
 
     def _axis_labels(self, width: int, axis_width: int) -> Text:
         labels = [" "] * width
-        styles: dict[int, str] = {}
+        styles: dict[int, Style | str] = {}
 
-        def put(column: int, text: str, style: str) -> None:
+        def put(column: int, text: str, style: Style | str) -> None:
             start = max(min(column, width - len(text)), 0)
             for offset, char in enumerate(text[: width - start]):
                 labels[start + offset] = char
@@ -143,7 +146,7 @@ class SweepChart:
                 range(len(self.points)),
                 key=lambda i: abs(float(self.points[i].value) - float(self.current or 0)),
             )
-            put(self._column_of(index, width), "▲now", "bold cyan")
+            put(self._column_of(index, width), "▲now", self.styles("mark.now"))
         if self.cursor is not None and 0 <= self.cursor < len(self.points) and self.cursor != index:
             column = self._column_of(self.cursor, width)
             put(column, "▲" + format_value(self.points[self.cursor].value), "bold reverse")
@@ -155,9 +158,9 @@ class SweepChart:
     def _legend(self, flips: Sequence[int]) -> Text:
         legend = Text(f"{self.param}: ")
         for label, char, style in reversed(SERIES):
-            legend.append(char, style)
+            legend.append(char, self.styles(style))
             legend.append(f" {label}  ")
-        legend.append("┊", FLIP_STYLE)
+        legend.append("┊", self.styles(FLIP_STYLE))
         if flips:
             where = ", ".join(
                 f"{format_value(self.points[i - 1].value)}→{format_value(self.points[i].value)}"

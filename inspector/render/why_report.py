@@ -15,12 +15,12 @@ from inspector.core.checks import Check, Finding
 from inspector.core.diagnosis import n
 from inspector.core.strategy.base import Decision, Flip, RegionRange
 from inspector.core.strategy.fields import fields_of
-from inspector.render.styles import REGION_LABELS, REGION_STYLES, STATUS_MARKS
+from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
 
-def verdict_text(decision: Decision) -> Text:
+def verdict_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
     """One line: the strategy's verdict word with its reason."""
-    style = "bold green" if decision.hit else "bold red"
+    style = styles("verdict.hit" if decision.hit else "verdict.miss", "bold")
     return Text.assemble((decision.verdict, style), "  reason ", (decision.reason, "bold"))
 
 
@@ -36,7 +36,7 @@ def settings_line(decision: Decision) -> Text:
     return Text("  ".join(parts), style="dim")
 
 
-def regions_table(decision: Decision) -> Table:
+def regions_table(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Table:
     """Messages and tokens in each region (runs of one region added up)."""
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     table.add_column("region")
@@ -55,7 +55,7 @@ def regions_table(decision: Decision) -> Table:
             indices = f"#{first}..#{last}" + (f" in {len(runs)} runs" if len(runs) > 1 else "")
         tokens = _region_tokens(decision, runs)
         table.add_row(
-            Text(runs[0].label, style=REGION_STYLES.get(name, "")),
+            Text(runs[0].label, style=styles.region(name)),
             n(count),
             indices,
             "" if tokens is None else n(tokens),
@@ -64,7 +64,7 @@ def regions_table(decision: Decision) -> Table:
     covered = sum(r.size for r in decision.regions)
     if total is not None and covered < total:
         table.add_row(
-            Text(REGION_LABELS["outside"], style=REGION_STYLES["outside"]),
+            Text(REGION_LABELS["outside"], style=styles.region("outside")),
             n(total - covered),
             "",
             "",
@@ -80,7 +80,9 @@ def _region_tokens(decision: Decision, runs: Sequence[RegionRange]) -> int | Non
     return sum(sum(decision.message_tokens[r.start : r.end]) for r in runs)
 
 
-def messages_table(decision: Decision, limit: int = 60) -> Table | None:
+def messages_table(
+    decision: Decision, limit: int = 60, styles: Palette = DEFAULT_PALETTE
+) -> Table | None:
     """Per-message labels of the strategy (runs of one label grouped), when it has them."""
     labels = decision.message_labels
     if not labels:
@@ -97,19 +99,19 @@ def messages_table(decision: Decision, limit: int = 60) -> Table | None:
             runs.append((index, index + 1, label))
     for start, end, label in runs[:limit]:
         where = f"#{start}" if end - start == 1 else f"#{start}..#{end - 1} ({end - start})"
-        table.add_row(where, Text(label, style=REGION_STYLES.get(decision.region_of(start), "")))
+        table.add_row(where, Text(label, style=styles.region(decision.region_of(start))))
     if len(runs) > limit:
         table.add_row(f"… {len(runs) - limit} more rows", "")
     return table
 
 
-def checks_table(checks: Sequence[Check]) -> Table:
+def checks_table(checks: Sequence[Check], styles: Palette = DEFAULT_PALETTE) -> Table:
     """The ordered checks with pass/fail marks and their sentences."""
     table = Table(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(width=1)
     table.add_column()
     for check in checks:
-        mark, style = STATUS_MARKS[check.status]
+        mark, style = STATUS_MARKS[check.status], styles(f"status.{check.status}")
         body = Text.assemble(
             (check.title, "bold" if check.status != "skip" else "dim"),
             "\n",
@@ -119,7 +121,7 @@ def checks_table(checks: Sequence[Check]) -> Table:
     return table
 
 
-def findings_table(findings: Sequence[Finding]) -> Table | Text:
+def findings_table(findings: Sequence[Finding], styles: Palette = DEFAULT_PALETTE) -> Table | Text:
     """Findings with severity marks."""
     if not findings:
         return Text("none", style="dim")
@@ -127,12 +129,14 @@ def findings_table(findings: Sequence[Finding]) -> Table | Text:
     table.add_column(width=1)
     table.add_column()
     for finding in findings:
-        mark, style = STATUS_MARKS["warning" if finding.severity == "warning" else "info"]
-        table.add_row(Text(mark, style=style), Text(finding.sentence))
+        status = "warning" if finding.severity == "warning" else "info"
+        table.add_row(
+            Text(STATUS_MARKS[status], style=styles(f"severity.{status}")), Text(finding.sentence)
+        )
     return table
 
 
-def flips_table(flips: Sequence[Flip]) -> Table | Text:
+def flips_table(flips: Sequence[Flip], styles: Palette = DEFAULT_PALETTE) -> Table | Text:
     """The smallest single changes that flip the verdict."""
     if not flips:
         return Text("no single change flips the verdict", style="dim")
@@ -144,9 +148,9 @@ def flips_table(flips: Sequence[Flip]) -> Table | Text:
     for flip in flips:
         decision = flip.decision
         then = (
-            Text(decision.verdict.lower(), style="green")
+            Text(decision.verdict.lower(), style=styles("verdict.hit"))
             if decision.hit
-            else Text(f"not: {decision.reason}", style="red")
+            else Text(f"not: {decision.reason}", style=styles("verdict.miss"))
         )
         table.add_row(flip.param, str(flip.current), str(flip.value), then)
     return table
@@ -211,6 +215,7 @@ def why_report(
     artifact: Artifact,
     decision: Decision | None,
     flips: Sequence[Flip] = (),
+    styles: Palette = DEFAULT_PALETTE,
 ) -> RenderableType:
     """The whole human `why` report for one artifact."""
     title = Text.assemble((artifact.kind, "bold"), "  ", artifact.id)
@@ -218,21 +223,27 @@ def why_report(
     if decision is None:
         parts.append(Text("no context available: showing what the source recorded", style="dim"))
     else:
-        parts += [verdict_text(decision), settings_line(decision)]
-        parts += [Text(""), regions_table(decision)]
-        outcomes = messages_table(decision)
+        parts += [verdict_text(decision, styles), settings_line(decision)]
+        if not decision.exact_counting and decision.counting_note:
+            parts.append(Text(f"⚠ {decision.counting_note}", style=styles("caution")))
+        parts += [Text(""), regions_table(decision, styles)]
+        outcomes = messages_table(decision, styles=styles)
         if outcomes is not None:
             parts += [Text(""), Text("Messages", style="bold underline"), outcomes]
-        parts += [Text(""), Text("Checks", style="bold underline"), checks_table(decision.checks)]
+        parts += [
+            Text(""),
+            Text("Checks", style="bold underline"),
+            checks_table(decision.checks, styles),
+        ]
         parts += [
             Text(""),
             Text("Findings", style="bold underline"),
-            findings_table(decision.findings),
+            findings_table(decision.findings, styles),
         ]
         parts += [
             Text(""),
             Text("Smallest change that flips the verdict", style="bold underline"),
-            flips_table(flips),
+            flips_table(flips, styles),
         ]
     recorded = recorded_table(artifact)
     details = recorded_details(artifact)

@@ -195,7 +195,9 @@ class ForkedStrategy:
         tuning = self.tuning(settings)
         engine = prepared.engine(settings.openjiuwen_version)
         release_note = self._release_note(prepared, settings)
-        note = "; ".join(part for part in (release_note, prepared.counting_note) if part)
+        exact_counter = engine.priced(tuning.token_mode).counter.exact
+        encoder_note = "" if exact_counter else prepared.counting_note
+        note = "; ".join(part for part in (release_note, encoder_note) if part)
         diagnosis = diagnose(engine, tuning, artifact, note)
         return self._decision(prepared, settings, diagnosis)
 

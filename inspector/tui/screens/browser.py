@@ -309,7 +309,7 @@ class BrowserScreen(InspectorScreen[None]):
             if self._visible(row):
                 self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
-                table.add_row(*row_cells(row), key=str(row.key))
+                table.add_row(*row_cells(row, self.palette), key=str(row.key))
         self.query_one("#filters", Static).update(self._filters(str(len(self.shown))), layout=False)
 
     def _adopt_pending(self, rows: Sequence[BrowserRow]) -> list[BrowserRow]:
@@ -327,7 +327,7 @@ class BrowserScreen(InspectorScreen[None]):
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            for (column, _), cell in zip(COLUMNS, row_cells(row), strict=True):
+            for (column, _), cell in zip(COLUMNS, row_cells(row, self.palette), strict=True):
                 table.update_cell(str(placeholder.key), column, cell)
         return rest
 
@@ -574,7 +574,7 @@ class BrowserScreen(InspectorScreen[None]):
         self._row_index = {row.key: index for index, row in enumerate(rows)}
         table.clear()
         for row in rows:
-            table.add_row(*row_cells(row), key=str(row.key))
+            table.add_row(*row_cells(row, self.palette), key=str(row.key))
         if current_key is not None:
             for index, row in enumerate(rows):
                 if row.key == current_key:
@@ -591,6 +591,8 @@ class BrowserScreen(InspectorScreen[None]):
                 shown,
             )
         )
+
+    restyle = _refresh_table  # the theme changed: rebuild the table in its palette
 
     def _filters(self, shown: str) -> Text:
         return filters_text(

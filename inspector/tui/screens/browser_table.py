@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.rows import BrowserRow
 
 #: (column key, header, sort key)
@@ -23,11 +24,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("title", "id / source"),
 )
 OUTCOME_WIDTH = 28
+#: Outcome -> style name of `inspector.render.styles`.
 OUTCOME_STYLES = {
-    "compressed": "green",
-    "not compressed": "yellow",
-    "failed": "red",
-    "error": "bold red",
+    "compressed": "good",
+    "not compressed": "caution",
+    "failed": "bad",
+    "error": "error",
 }
 
 
@@ -52,9 +54,9 @@ def sort_value(row: BrowserRow, column: str) -> Any:
     return (getattr(row, column) == "", str(getattr(row, column)).lower(), row.key)
 
 
-def row_cells(row: BrowserRow) -> list[Any]:
-    """The table cells of one row."""
-    style = OUTCOME_STYLES.get(row.outcome_kind, "")
+def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Any]:
+    """The table cells of one row (the outcome styled from `styles`)."""
+    style = styles(OUTCOME_STYLES.get(row.outcome_kind, "plain"))
     if row.before is not None and row.after is not None:
         tokens = f"{row.before:,}→{row.after:,}"
     elif row.before is not None:

@@ -136,15 +136,21 @@ class CompareScreen(InspectorScreen[None]):
     def on_compare_screen_compared(self, message: Compared) -> None:
         """Draw the comparison."""
         self.comparison = message.comparison
-        source = f"{self.artifact.source} ({self.artifact.kind})"
-        self.query_one("#compare-report", Static).update(compare_report(message.comparison, source))
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Draw the comparison (again, after a theme change) in the palette."""
+        if self.comparison is not None:
+            source = f"{self.artifact.source} ({self.artifact.kind})"
+            report = compare_report(self.comparison, source, self.palette)
+            self.query_one("#compare-report", Static).update(report)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A failed comparison: the notice (base screen) and a line in place of the report."""
         super().on_worker_state_changed(event)
         if event.state == WorkerState.ERROR:
             self.query_one("#compare-report", Static).update(
-                Text(f"the comparison failed: {event.worker.error}", "red")
+                Text(f"the comparison failed: {event.worker.error}", self.palette("bad"))
             )
 
     def action_close(self) -> None:

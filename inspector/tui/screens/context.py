@@ -173,19 +173,20 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self.query_one(MessageList).show(messages, None, self.links)
         self.query_one(MessageList).focus()
         self.query_one(WhyPanel).show_recorded(
-            recorded_vs_ours(self.artifact, None), timeline_renderable(self.artifact)
+            recorded_vs_ours(self.artifact, None, self.palette),
+            timeline_renderable(self.artifact, self.palette),
         )
         if self.snapshot is None:
             self.query_one("#verdict", Static).update(
                 Text(
                     "no context available: this artifact only records what happened (see Why)",
-                    "yellow",
+                    self.palette("caution"),
                 )
             )
             self.query_one(ContextBarPanel).display = False
             self.query_one(MessageList).display = False
             self.set_class(True, "-side-only")
-            answer = recorded_answer(self.artifact)
+            answer = recorded_answer(self.artifact, self.palette)
             self.query_one(WhyPanel).show_report(
                 answer or Text("no context to re-evaluate", "dim"), Text("")
             )
@@ -198,11 +199,17 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         title.append(f"{self.artifact.kind} ", "bold reverse")
         title.append(f" {self.artifact.id}", "bold")
         if self.snapshot is not None:
-            title.append(f"  {self.strategy.processor}", "bold cyan")
+            title.append(f"  {self.strategy.processor}", self.palette("name"))
         if self.artifact.session_id:
             title.append(f"  session {self.artifact.session_id}", "dim")
         title.append(f"  {self.artifact.source}", "dim")
         self.query_one("#context-title", Static).update(title, layout=False)
+
+    def restyle(self) -> None:
+        """The theme changed: draw the title, the verdict and the visible tab again."""
+        self._show_title()
+        self._side_keys.clear()
+        self._redraw()
 
     # --- state -------------------------------------------------------------------------
 
@@ -333,14 +340,15 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
                     self.recorded_decision.regions, decision.regions, message_list.row_count
                 )
             message_list.set_changed(changes)
-        verdict = decision_verdict(decision, self.recorded_decision)
+        verdict = decision_verdict(decision, self.recorded_decision, self.palette)
         moved = sum(len(r) for r in message_list.changed_ranges) if not self.showing_after else 0
         if moved:
             verdict.append(
-                f"  • {moved} message{'s' if moved != 1 else ''} changed region", "yellow"
+                f"  • {moved} message{'s' if moved != 1 else ''} changed region",
+                self.palette("changed"),
             )
         if not decision.exact_counting and decision.counting_note:
-            verdict.append(f"\n⚠ {decision.counting_note}", "yellow")
+            verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
         self.query_one("#verdict", Static).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
@@ -420,7 +428,10 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._side_keys["tune"] = key
         verdicts = None
         if self.recorded_decision is not None:
-            verdicts = (verdict_word(self.recorded_decision), verdict_word(decision))
+            verdicts = (
+                verdict_word(self.recorded_decision, self.palette),
+                verdict_word(decision, self.palette),
+            )
         self.query_one(SettingsPanel).show(self.settings, self.recorded, verdicts)
 
     def _fill_why(self, force: bool = False) -> None:
@@ -433,21 +444,22 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._side_keys["why"] = key
         panel = self.query_one(WhyPanel)
         panel.show_recorded(
-            recorded_vs_ours(self.artifact, decision), timeline_renderable(self.artifact)
+            recorded_vs_ours(self.artifact, decision, self.palette),
+            timeline_renderable(self.artifact, self.palette),
         )
-        head: list[Any] = [regions_text(decision)]
+        head: list[Any] = [regions_text(decision, self.palette)]
         if decision.summary:
             head.append(Text(decision.summary, "dim"))
         if not decision.exact_counting and decision.counting_note:
-            head.append(Text(f"⚠ {decision.counting_note}", "yellow"))
+            head.append(Text(f"⚠ {decision.counting_note}", self.palette("caution")))
         panel.show_report(
             Group(*head),
             why_body(
                 [
                     Text("Checks", "bold underline"),
-                    checks_table(decision.checks),
+                    checks_table(decision.checks, self.palette),
                     Text("Findings", "bold underline"),
-                    findings_table(decision.findings),
+                    findings_table(decision.findings, self.palette),
                 ]
             ),
         )
@@ -471,7 +483,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             region = self.query_one(MessageList).region_of(index)
             place = Placement(region, after_role(message), AFTER_LABELS.get(region))
             detail = message_detail(
-                message, index, None, place, self.links.get(index, ()), self.results
+                message, index, None, place, self.links.get(index, ()), self.results, self.palette
             )
         else:
             tokens = decision.message_tokens[index] if decision.message_tokens else None
@@ -481,7 +493,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
                 decision.message_labels.get(index) or decision.region_label(index),
             )
             detail = message_detail(
-                message, index, tokens, place, self.links.get(index, ()), self.results
+                message, index, tokens, place, self.links.get(index, ()), self.results, self.palette
             )
         self.query_one(MessageDetailPane).show(detail)
 
@@ -551,7 +563,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
             return False
         if action == "toggle_after":
-            return self.artifact.after is not None or None
+            return self.artifact.after is not None
         if action == "rerun":
             return "rerun" in self.strategy.capabilities or None
         if action in ("next_match", "previous_match"):

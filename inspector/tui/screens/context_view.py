@@ -10,14 +10,17 @@ from rich.text import Text
 
 from inspector.core.strategy.base import Decision, Settings
 from inspector.core.strategy.fields import fields_of
-from inspector.render.styles import REGION_STYLES
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 
-def decision_verdict(decision: Decision, recorded: Decision | None = None) -> Text:
-    """The verdict with the reason and the numbers that decided it."""
+def decision_verdict(
+    decision: Decision, recorded: Decision | None = None, styles: Palette = DEFAULT_PALETTE
+) -> Text:
+    """The verdict (a badge styled `verdict.hit_badge`/`verdict.miss_badge`) with the reason and
+    the numbers that decided it."""
     text = Text()
-    style = "bold white on green" if decision.hit else "bold white on red"
-    text.append(f" {decision.verdict} ", style)
+    badge = "verdict.hit_badge" if decision.hit else "verdict.miss_badge"
+    text.append(f" {decision.verdict} ", styles(badge))
     text.append(f" {decision.reason}  ", "bold")
     if decision.total_tokens is not None and decision.threshold is not None:
         relation = "≥" if decision.total_tokens >= decision.threshold else "<"
@@ -30,21 +33,21 @@ def decision_verdict(decision: Decision, recorded: Decision | None = None) -> Te
         text.append("  (nothing left between kept prefix and kept tail)", "italic")
     if recorded is not None and (recorded.hit, recorded.reason) != (decision.hit, decision.reason):
         text.append("  (recorded tuning: ", "dim")
-        text.append(recorded.reason, "green" if recorded.hit else "red")
+        text.append(recorded.reason, styles("verdict.hit" if recorded.hit else "verdict.miss"))
         text.append(")", "dim")
     if decision.summary:
         text.append(f"\n{decision.summary}", "dim")
     return text
 
 
-def verdict_word(decision: Decision) -> Text:
-    """Green verdict, or the reason in red."""
+def verdict_word(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
+    """The verdict styled `verdict.hit`, or the reason styled `verdict.miss`."""
     if decision.hit:
-        return Text(decision.verdict.lower(), "green")
-    return Text(decision.reason, "red")
+        return Text(decision.verdict.lower(), styles("verdict.hit"))
+    return Text(decision.reason, styles("verdict.miss"))
 
 
-def regions_text(decision: Decision) -> Text:
+def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
     """Each region, one per line: messages, index range, tokens (runs of one region added up)."""
     grouped: dict[str, list[Any]] = {}
     for region in decision.regions:
@@ -54,7 +57,7 @@ def regions_text(decision: Decision) -> Text:
         if text:
             text.append("\n")
         count = sum(r.size for r in runs)
-        text.append("■ ", REGION_STYLES.get(name, ""))
+        text.append("■ ", styles.region(name))
         text.append(f"{runs[0].label}: ", "bold")
         starts = [r.start for r in runs if r.size]
         ends = [r.end for r in runs if r.size]

@@ -15,13 +15,17 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.keys import APP_BINDINGS, KEY_NAMES, key_display
+from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 
 __all__ = ["KEY_NAMES", "HelpScreen", "bindings_table", "help_sections", "key_display"]
 
 
-def bindings_table(title: str, bindings: list[BindingType]) -> Table:
-    """A two-column table of keys and what they do."""
+def bindings_table(
+    title: str, bindings: list[BindingType], styles: Palette = DEFAULT_PALETTE
+) -> Table:
+    """A two-column table of keys (styled `name`) and what they do."""
     table = Table(
         title=title,
         title_style="bold",
@@ -30,7 +34,7 @@ def bindings_table(title: str, bindings: list[BindingType]) -> Table:
         show_header=False,
         pad_edge=False,
     )
-    table.add_column(style="bold cyan", min_width=12)
+    table.add_column(style=styles("name"), min_width=12)
     table.add_column(min_width=16)
     table.add_column(style="dim")
     seen: set[str] = set()
@@ -80,9 +84,16 @@ class HelpScreen(ModalScreen[None]):
     """A scrollable list of every key; any of escape, q, ? closes it."""
 
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    COMPONENT_CLASSES = set(THEME_COMPONENT_CLASSES)
 
     def compose(self) -> ComposeResult:
-        """The tables, one per area."""
+        """The scroll view; the tables are drawn on mount (they need the theme's styles)."""
+        with VerticalScroll(id="help-body"):
+            yield Static(id="help-text")
+
+    def help_renderable(self) -> Group:
+        """The tables, one per area, in the theme's palette."""
+        styles = palette_of(self)
         parts: list[RenderableType] = [
             Text("Context Inspector — keys", "bold"),
             Text(
@@ -92,12 +103,12 @@ class HelpScreen(ModalScreen[None]):
         ]
         for title, bindings in help_sections():
             parts.append(Text(""))
-            parts.append(bindings_table(title, bindings))
-        with VerticalScroll(id="help-body"):
-            yield Static(Group(*parts))
+            parts.append(bindings_table(title, bindings, styles))
+        return Group(*parts)
 
     def on_mount(self) -> None:
-        """Focus the body so arrows and page keys scroll it."""
+        """Draw the tables; focus the body so arrows and page keys scroll it."""
+        self.query_one("#help-text", Static).update(self.help_renderable())
         self.query_one("#help-body").focus()
 
     def action_close(self) -> None:

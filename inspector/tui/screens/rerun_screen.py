@@ -25,7 +25,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TextualMessage
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, ProgressBar, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
@@ -55,15 +54,16 @@ from inspector.render.rerun_view import (
     lost_renderable,
     tokens_line,
 )
+from inspector.tui.screens.base import ThemedScreen
 from inspector.tui.screens.rerun_dialog import RerunDialog, RerunRequest
 
 RunState = Literal["running", "done", "cancelled", "error"]
 
 _OUTCOME_WORDS: dict[str, tuple[str, str]] = {
-    "applied": ("COMPRESSED", "bold green"),
-    "no_benefit": ("NO BENEFIT", "bold yellow"),
-    "empty_summary": ("NO SUMMARY", "bold yellow"),
-    "failed": ("MODEL CALL FAILED", "bold red"),
+    "applied": ("COMPRESSED", "verdict.hit bold"),
+    "no_benefit": ("NO BENEFIT", "caution bold"),
+    "empty_summary": ("NO SUMMARY", "caution bold"),
+    "failed": ("MODEL CALL FAILED", "verdict.miss bold"),
 }
 
 
@@ -97,7 +97,7 @@ def _redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-class RerunScreen(Screen[None]):
+class RerunScreen(ThemedScreen[None]):
     """One re-run: progress while the call runs, then the context before and after."""
 
     DEFAULT_CSS = """
@@ -274,6 +274,10 @@ class RerunScreen(Screen[None]):
         self._show_written()
         self.refresh_bindings()
 
+    def restyle(self) -> None:
+        """The theme changed: redraw everything."""
+        self._refresh_all()
+
     def _show_title(self) -> None:
         r = self.request
         prompt = {
@@ -284,7 +288,7 @@ class RerunScreen(Screen[None]):
         key = r.api_key_env if r.send_key else "no key"
         head = Text.assemble(
             ("Re-run ", "bold"),
-            (self.tuning.processor_class, "bold cyan"),
+            (self.tuning.processor_class, self.palette("name")),
             f" · {self.artifact.kind} {self.artifact.id}",
             (f" · {self.artifact.source}", "dim"),
             no_wrap=True,
@@ -313,15 +317,20 @@ class RerunScreen(Screen[None]):
             return Text(
                 f"cancelled after {self.elapsed:.1f} s: no result, the context is unchanged "
                 "(e to edit and run again, Esc to go back)",
-                style="bold yellow",
+                style=self.palette("caution", "bold"),
             )
         if self.state == "error":
-            return Text("could not run (e to edit the form, Esc to go back)", style="bold red")
+            return Text(
+                "could not run (e to edit the form, Esc to go back)", style=self.palette("error")
+            )
         assert self.result is not None
         word, style = _OUTCOME_WORDS[self.result.outcome]
-        text = Text.assemble((word, style), "  ", explain_outcome(self.result))
+        text = Text.assemble((word, self.palette(style)), "  ", explain_outcome(self.result))
         if self.request.prompt_choice == "recorded" and self.result.prompt_source != "recorded":
-            text.append("  (the dump holds no prompt: the built-in one was used)", style="yellow")
+            text.append(
+                "  (the dump holds no prompt: the built-in one was used)",
+                style=self.palette("caution"),
+            )
         return Text(_redact(text.plain, self._secret()), spans=text.spans)
 
     def _show_status(self) -> None:
@@ -338,15 +347,16 @@ class RerunScreen(Screen[None]):
         if result is None:
             tokens.update("")
             return
-        tokens.update(tokens_line(result))
+        styles = self.palette
+        tokens.update(tokens_line(result, styles))
         table = self.query_one("#rerun-table", Static)
         table.display = result.compaction is not None
         if result.compaction is not None:
-            table.update(before_after_table(result))
-        self.query_one("#before", Static).update(before_renderable(result))
-        self.query_one("#after", Static).update(after_renderable(result))
-        self.query_one("#lost", Static).update(lost_renderable(result))
-        self.query_one("#findings", Static).update(findings_renderable(result))
+            table.update(before_after_table(result, styles))
+        self.query_one("#before", Static).update(before_renderable(result, styles))
+        self.query_one("#after", Static).update(after_renderable(result, styles))
+        self.query_one("#lost", Static).update(lost_renderable(result, styles))
+        self.query_one("#findings", Static).update(findings_renderable(result, styles))
         lost = sum(1 for item in result.losses if not item.restored)
         tabs = self.query_one("#rerun-tabs", TabbedContent)
         tabs.get_tab("tab-lost").label = f"What the summary lost ({lost})"  # type: ignore[assignment]

@@ -121,6 +121,11 @@ class SweepScreen(InspectorScreen[Settings | None]):
         )
         self.redraw()
 
+    def restyle(self) -> None:
+        """The theme changed: draw the chart again in its palette."""
+        if self.points:
+            self.redraw()
+
     def redraw(self) -> None:
         """Draw the parameter line, the chart and the point under the cursor."""
         params = Text()
@@ -137,13 +142,16 @@ class SweepScreen(InspectorScreen[Settings | None]):
             getattr(self.settings, self.param),
             self.cursor,
             height=height,
+            styles=self.palette,
         )
         self.query_one("#sweep-chart", Static).update(chart)
         point = self.points[self.cursor]
         decision = point.decision
         line = Text()
         line.append(f"{self.param} = {format_value(point.value)}: ", "bold")
-        line.append(verdict_words(decision), "green" if decision.hit else "red")
+        line.append(
+            verdict_words(decision), self.palette("verdict.hit" if decision.hit else "verdict.miss")
+        )
         if decision.total_tokens is not None and decision.threshold is not None:
             line.append(f"  total {decision.total_tokens:,}  threshold {decision.threshold:,}")
         if decision.summary:
@@ -156,7 +164,7 @@ class SweepScreen(InspectorScreen[Settings | None]):
                     f"{format_value(self.points[i - 1].value)}→{format_value(self.points[i].value)}"
                     for i in flips
                 ),
-                "bold red",
+                self.palette("mark.min_target"),
             )
         self.query_one("#sweep-point", Static).update(line)
 

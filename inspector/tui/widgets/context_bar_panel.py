@@ -7,10 +7,17 @@ from rich.text import Text
 from textual.widget import Widget
 
 from inspector.render.context_bar import BarParts, ContextBar
+from inspector.render.styles import Palette
+from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 
 
 class ContextBarPanel(Widget):
-    """Shows the tuned bar; with a recorded bar given, shows both (compare mode)."""
+    """Shows the tuned bar; with a recorded bar given, shows both (compare mode).
+
+    Drawn with the theme's component styles (`region--prefix`, `mark--threshold`, ...).
+    """
+
+    COMPONENT_CLASSES = set(THEME_COMPONENT_CLASSES)
 
     DEFAULT_CSS = """
     ContextBarPanel { height: 3; padding: 0 1; }
@@ -49,13 +56,21 @@ class ContextBarPanel(Widget):
             return 8
         return 4 if self._note else 3
 
+    @property
+    def palette(self) -> Palette:
+        """The theme's semantic styles as this panel draws them."""
+        return palette_of(self)
+
     def render(self) -> RenderableType:
         """The bar(s) at the widget's width."""
+        styles = self.palette
         if self._tuned is None:
-            return Text(self._note or "no context to draw", "dim")
+            return Text(self._note or "no context to draw", styles("muted"))
         if self._recorded is None:
-            return ContextBar(self._tuned, title=self._note or None, labels=self._labels)
+            return ContextBar(
+                self._tuned, title=self._note or None, labels=self._labels, styles=styles
+            )
         return Group(
-            ContextBar(self._recorded, title="recorded", legend=True),
-            ContextBar(self._tuned, title="tuned", legend=True),
+            ContextBar(self._recorded, title="recorded", legend=True, styles=styles),
+            ContextBar(self._tuned, title="tuned", legend=True, styles=styles),
         )

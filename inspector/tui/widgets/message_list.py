@@ -23,7 +23,8 @@ from textual.strip import Strip
 from inspector.core.engine import Span
 from inspector.core.messages import Message
 from inspector.core.strategy.base import Decision
-from inspector.render.styles import REGION_STYLES
+from inspector.render.styles import COMPONENT_CLASSES, REGION_COMPONENT_CLASSES, Palette
+from inspector.tui.theme import THEME_COMPONENT_CLASSES, component_style, palette_of
 
 ROLE_WIDTH = 9
 TOKENS_WIDTH = 7
@@ -52,6 +53,7 @@ class MessageList(ScrollView, can_focus=True):
         "message-list--match",
         "message-list--changed",
         "message-list--index",
+        *THEME_COMPONENT_CLASSES,
     }
     DEFAULT_CSS = """
     MessageList > .message-list--cursor { background: $accent 40%; text-style: bold; }
@@ -228,14 +230,28 @@ class MessageList(ScrollView, can_focus=True):
             self._cache[key] = strip
         return strip
 
+    @property
+    def palette(self) -> Palette:
+        """The theme's semantic styles as this list draws them (regions, links, marks)."""
+        return palette_of(self)
+
+    def region_style(self, region: str) -> Style:
+        """The style of region `region` in the current theme (`muted` for an unknown name)."""
+        return self._style("region:" + region)
+
     def _style(self, name: str) -> Style:
         """A component style, looked up once per theme/style change."""
         style = self._styles.get(name)
         if style is None:
             if name.startswith("region:"):
-                style = Style.parse(REGION_STYLES.get(name.removeprefix("region:"), "dim"))
+                component = REGION_COMPONENT_CLASSES.get(
+                    name.removeprefix("region:"), COMPONENT_CLASSES["muted"]
+                )
+                style = component_style(self, component)
             elif name == "base":
                 style = self.rich_style
+            elif name in THEME_COMPONENT_CLASSES:
+                style = component_style(self, name)
             else:
                 style = self.get_component_rich_style(name)
             self._styles[name] = style
@@ -273,8 +289,10 @@ class MessageList(ScrollView, can_focus=True):
             Segment(f"{index:>5} ", base + index_style),
             Segment(f"{row.role[:ROLE_WIDTH]:<{ROLE_WIDTH}}", base + region_style),
             Segment(f"{tokens:>{TOKENS_WIDTH}} ", base),
-            Segment(f"{row.link:<{LINK_WIDTH}}", base + Style(color="cyan")),
-            Segment(changed_mark, base + Style(color="yellow", bold=True)),
+            Segment(f"{row.link:<{LINK_WIDTH}}", base + self._style(COMPONENT_CLASSES["link"])),
+            Segment(
+                changed_mark, base + self._style(COMPONENT_CLASSES["changed"]) + Style(bold=True)
+            ),
         ]
         fixed = FIXED_WIDTH
         if label:

@@ -20,6 +20,8 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from inspector.core.strategy.base import Settings
 from inspector.core.strategy.fields import FieldInfo, fields_of
+from inspector.render.styles import DEFAULT_PALETTE, Palette
+from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 
 
 def parse_field(info: FieldInfo, text: str) -> Any:
@@ -42,10 +44,11 @@ def input_text(value: Any) -> str:
 class SettingsPanel(VerticalScroll, can_focus=False):
     """Controls for every field of one settings model, changed fields marked."""
 
+    COMPONENT_CLASSES = set(THEME_COMPONENT_CLASSES)
     DEFAULT_CSS = """
     SettingsPanel { padding: 0 1; }
     SettingsPanel .settings-row { height: 1; }
-    SettingsPanel .settings-row Label { width: 1fr; max-width: 27; min-width: 12; text-overflow: ellipsis; text-wrap: nowrap; }
+    SettingsPanel .settings-row Label { width: 1fr; max-width: 28; min-width: 12; padding-right: 1; text-overflow: ellipsis; text-wrap: nowrap; }
     SettingsPanel .settings-row Input { width: 1fr; min-width: 14; }
     SettingsPanel .settings-row Select { width: 1fr; min-width: 14; }
     SettingsPanel .settings-row.-changed Label { color: $warning; text-style: bold; }
@@ -128,7 +131,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
             return  # the model is being swapped; the screen shows again when it is
         if recorded is not None and type(recorded) is self.model:
             self.query_one("#settings-compare-table", Static).update(
-                compare_table(settings, recorded, verdicts)
+                compare_table(settings, recorded, verdicts, palette_of(self))
             )
         self._shown = settings.model_dump()
         with self.prevent(Input.Changed, Select.Changed):
@@ -195,7 +198,10 @@ def show_value(value: Any) -> str:
 
 
 def compare_table(
-    settings: Settings, recorded: Settings, verdicts: tuple[Text, Text] | None
+    settings: Settings,
+    recorded: Settings,
+    verdicts: tuple[Text, Text] | None,
+    styles: Palette = DEFAULT_PALETTE,
 ) -> Table:
     """Recorded and tuned values side by side; changed rows highlighted."""
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
@@ -204,7 +210,7 @@ def compare_table(
     table.add_column("tuned")
     for info in fields_of(type(settings)):
         old, new = getattr(recorded, info.name), getattr(settings, info.name)
-        style = "bold yellow" if old != new else ""
+        style = styles("changed", "bold") if old != new else ""
         table.add_row(info.name, show_value(old), Text(show_value(new), style))
     if verdicts is not None:
         table.add_row("verdict", verdicts[0], verdicts[1])
