@@ -10,12 +10,14 @@ loaded snapshot's own), so loading it next to the debug log links it to that eva
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from inspector.cli.common import add_tuning_arguments, apply_overrides, print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.redact import mask_secrets
+from inspector.core.releases.counting import choose_counting
 from inspector.core.snapshot import ContextSnapshot
 
 
@@ -33,20 +35,31 @@ def run(args: argparse.Namespace) -> int:
     for artifact in report.artifacts():
         if artifact.snapshot is None:
             continue
-        snapshot = artifact.snapshot
-        tuned = ContextSnapshot(
-            id=snapshot.id,
-            system_messages=snapshot.system_messages,
-            messages=snapshot.messages,
-            tools=snapshot.tools,
-            tuning=apply_overrides(snapshot.tuning, report.overrides),
-        )
-        record: dict[str, Any] = tuned.to_dict()
+        record = _exported(artifact.snapshot, report.overrides)
         record.update(_evaluation_keys(artifact))
         record["source"] = artifact.source
         record["kind"] = artifact.kind
         print_json_line(mask_secrets(record))
     return report.exit_status
+
+
+def _exported(snapshot: ContextSnapshot, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot as our interchange format with the user's tuning on top: the family,
+    config and engine config kept, the release written when the source told it (or the user
+    set it), and the counter only when recorded or set (an assumed one would read back as
+    recorded)."""
+    tuned = dataclasses.replace(snapshot, tuning=apply_overrides(snapshot.tuning, overrides))
+    record: dict[str, Any] = tuned.to_dict()
+    if "token_mode" not in snapshot.recorded_fields and "token_mode" not in overrides:
+        record.pop("token_mode", None)
+    choice = choose_counting(
+        snapshot,
+        release_override=overrides.get("openjiuwen_version"),
+        evidence=snapshot.release_evidence,
+    )
+    if choice.detection.known:
+        record["openjiuwen_version"] = choice.detection.release or choice.detection.profile.name
+    return record
 
 
 def _evaluation_keys(artifact: Artifact) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Every front end (CLI, TUI, watch) consumes these two types only. `Artifact.recorded` is
 what the artifact itself says happened: a `DumpRecorded` for a dump, a `DebugRecorded`
-for a debug-log run (frozen, named fields), any mapping for other producers. The typed
+for a debug-log run, a `LlmRequestRecorded` for one model call of `llm_request.jsonl`
+(frozen, named fields), any mapping for other producers. The typed
 records are also read-only mappings holding exactly the keys of the CLI contract's
 `recorded` object (`why --json`), so `recorded["tokens_before"]`, `dict(recorded)` and
 `recorded_value(...)` keep working.
@@ -19,7 +20,9 @@ from typing import Any, ClassVar, Literal
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 
-ArtifactKind = Literal["snapshot", "messages", "dump", "debug"]
+#: `llm_request`: one record of openJiuwen's `llm_request.jsonl` (0.1.18+), the window sent
+#: to the model in one call of a ReActAgent.
+ArtifactKind = Literal["snapshot", "messages", "dump", "debug", "llm_request"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +157,34 @@ class DebugRecorded(Recorded):
     span: SpanCounts | None = None
     silent_causes: tuple[str, ...] = ()
     other_events: tuple[Mapping[str, Any], ...] = ()
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LlmRequestRecorded(Recorded):
+    """Which model call a `llm_request.jsonl` record is, and what it logged about it."""
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"statistic", "usage_report"})
+
+    event: str = "pre_call"
+    sequence: int | None = None
+    request_id: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    context_window_tokens: int | None = None
+    message_count: int | None = None
+    system_message_count: int | None = None
+    context_message_count: int | None = None
+    tool_count: int | None = None
+    #: The window statistic and usage report as logged.
+    statistic: Mapping[str, Any] | None = None
+    usage_report: Any = None
+    #: The compressor evaluations of this call (same session and context, after the
+    #: previous call): processor, run index, outcome, reason, time.
+    evaluations: tuple[Mapping[str, Any], ...] = ()
+    #: Tuning values taken from the one compressor evaluation of this call: name ->
+    #: {"value", "from"}.
+    inferred: Mapping[str, Any] = field(default_factory=dict)
     line: int | None = None
 
 

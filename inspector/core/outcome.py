@@ -4,6 +4,8 @@ Used by the browser rows (`tui/rows.py`, text and kind of the outcome column) an
 `stats` (`core/stats.py`, counts per outcome and per reason), so both read a dump or a
 debug run the same way. Recorded facts win over our evaluation: a dump is compressed; a
 debug run says its own outcome and reason; only a bare context is judged by the engine.
+A model call of `llm_request.jsonl` (kind `llm_request`) is a bare context too: the
+window sent to the model, judged by the engine and named by its call number.
 Must not import anything outside the standard library and `inspector.core`.
 """
 
@@ -58,6 +60,17 @@ def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object
     return Outcome("not compressed", f"no: {reason or word}", word, text_reason)
 
 
+def _model_call(artifact: Artifact, evaluation: Evaluation | None) -> Outcome:
+    """A model call's window: what the compressor would do with it, named by the call."""
+    sequence = recorded_value(artifact.recorded, "sequence")
+    call = f"call {sequence}" if isinstance(sequence, int) else "model call"
+    if evaluation is None:
+        return Outcome("not compressed", f"{call}: sent, not evaluated")
+    if evaluation.hit:
+        return Outcome("compressed", f"{call}: would compress")
+    return Outcome("not compressed", f"{call}: no: {evaluation.reason}", None, evaluation.reason)
+
+
 def classify_outcome(artifact: Artifact, evaluation: Evaluation | None = None) -> Outcome:
     """The artifact's outcome: its own record first, else our evaluation of its context."""
     recorded = artifact.recorded
@@ -72,6 +85,8 @@ def classify_outcome(artifact: Artifact, evaluation: Evaluation | None = None) -
         if reason == "reached_threshold":
             return Outcome("failed", "failed: reached threshold, no dump", None, reason)
         return Outcome("not compressed", f"no: {reason}", None, reason)
+    if artifact.kind == "llm_request":
+        return _model_call(artifact, evaluation)
     if evaluation is None:
         return Outcome("not compressed", "no context")
     if evaluation.hit:

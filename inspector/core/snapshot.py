@@ -12,6 +12,10 @@ contract): `processor_family` (`forked`, the default, or `standard`), `openjiuwe
 `engine_config`, and for the standard family's add hook `hook` and `added_from`. `config`
 is kept raw (openJiuwen's field names) beside the forked `tuning` read from it, so a
 strategy of any family builds its own settings from it.
+`release_evidence` is not a key of the format: the file readers set it to the release facts
+they saw around the context (a dump's usage details, the linked debug run's previews and
+retry messages, an `llm_request.jsonl` beside it), and the strategies pass it to
+`core.releases.choose_counting`; it never takes part in comparisons.
 Unknown keys (`expected`, `generator`, ...) are tolerated and kept in `extra`.
 The envelope's types (strict, NaN and huge integers refused, each error naming its key) are
 checked where files are read, by `inspector.formats.SnapshotEnvelope`; this module builds
@@ -63,6 +67,10 @@ class ContextSnapshot:
     hook: str | None = None
     #: For the add hook: index of the first message of the incoming batch.
     added_from: int | None = None
+    #: Release facts the source saw around the context (None: the reader gave none): an
+    #: `ArtifactEvidence` of `core.releases.detect`, typed Any because core.releases imports
+    #: this module and core has no import cycles.
+    release_evidence: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize in the snapshot interchange format."""

@@ -6,7 +6,11 @@ the next check. Dumps are linked to the run that produced them by that key and b
 A run's outcome is `compressed` (a dump is linked), `not_compressed` (the check said no),
 `failed` (a retry record ended it: `no_smaller_span`, `retry_budget_exhausted`) or
 `silent_end` (threshold reached, then nothing: openJiuwen writes no record for several
-endings, listed in `silent_causes`). Pure: no I/O. Must not import outside `inspector.core`.
+endings, listed in `silent_causes`). A *model call* is one `llm_request.jsonl` record
+(0.1.18+): the window a ReActAgent sent to its model. The compressors evaluate that
+context just before the call, so the evaluations of a call are the runs of its session
+and context timed after the previous call of that key and no later than it
+(`call_evaluations`); the timeline shows each call beside them. Pure: no I/O. Must not import outside `inspector.core`.
 """
 
 from __future__ import annotations
@@ -178,6 +182,80 @@ class EvaluationRun:
             "dump": self.dump_id,
             "silent_causes": list(self.silent_causes),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """What the timeline needs of one `llm_request.jsonl` record: which call, where, when."""
+
+    id: str
+    session_id: str | None
+    context_id: str | None
+    timestamp: float | None
+    sequence: int | None = None
+    request_id: str | None = None
+    model: str | None = None
+    message_count: int | None = None
+    source: str | None = None
+    line: int | None = None
+
+    def to_dict(self, evaluations: Sequence[EvaluationRun] = ()) -> dict[str, Any]:
+        """A JSON-ready timeline entry naming the call and the evaluations that preceded it."""
+        return {
+            "kind": "llm_request",
+            "timestamp": self.timestamp,
+            "session_id": self.session_id,
+            "context_id": self.context_id,
+            "source": self.source,
+            "line": self.line,
+            "id": self.id,
+            "sequence": self.sequence,
+            "request_id": self.request_id,
+            "model": self.model,
+            "message_count": self.message_count,
+            "evaluations": [run_ref(run) for run in evaluations],
+        }
+
+
+def run_ref(run: EvaluationRun) -> dict[str, Any]:
+    """A run named in a model call's entry: processor, index, time, outcome, reason, dump."""
+    return {
+        "processor": run.processor,
+        "index": run.index,
+        "timestamp": run.timestamp,
+        "outcome": run.outcome,
+        "reason": run.reason,
+        "dump": run.dump_id,
+    }
+
+
+def call_evaluations(
+    runs: Sequence[EvaluationRun], calls: Sequence[ModelCall]
+) -> dict[str, list[EvaluationRun]]:
+    """The compressor evaluations of each call, by call id (module docstring).
+
+    A run belongs to the first call of its session and context (session ids compared in
+    their safe() form) timed at or after it; runs or calls without a time link nothing.
+    """
+    by_key: dict[tuple[str | None, str | None], list[ModelCall]] = {}
+    for call in calls:
+        if call.timestamp is not None:
+            key = (None if call.session_id is None else safe_name(call.session_id), call.context_id)
+            by_key.setdefault(key, []).append(call)
+    for items in by_key.values():
+        items.sort(key=lambda c: c.timestamp if c.timestamp is not None else 0.0)
+    out: dict[str, list[EvaluationRun]] = {call.id: [] for call in calls}
+    for run in runs:
+        when = run.timestamp
+        session = None if run.session_id is None else safe_name(run.session_id)
+        if when is None:
+            continue
+        for call in by_key.get((session, run.context_id), ()):
+            assert call.timestamp is not None
+            if call.timestamp >= when:
+                out[call.id].append(run)
+                break
+    return out
 
 
 def _number(value: Any) -> float | None:
@@ -356,17 +434,25 @@ def _silent_causes(run: EvaluationRun, dump_id: str | None) -> tuple[str, ...]:
 
 
 def session_timeline(
-    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef], session_id: str | None
+    runs: Sequence[EvaluationRun],
+    dumps: Sequence[DumpRef],
+    session_id: str | None,
+    calls: Sequence[ModelCall] = (),
 ) -> list[dict[str, Any]]:
-    """Every run and unlinked dump of one session (all processors and contexts), oldest first."""
+    """Every run, unlinked dump and model call of one session (all processors and contexts),
+    oldest first."""
     key = None if session_id is None else safe_name(session_id)
-    return session_timelines(runs, dumps).get(key, [])
+    return session_timelines(runs, dumps, calls).get(key, [])
 
 
 def session_timelines(
-    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef]
+    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef], calls: Sequence[ModelCall] = ()
 ) -> dict[str | None, list[dict[str, Any]]]:
-    """The timeline of every session at once, keyed by the safe() form of the session id."""
+    """The timeline of every session at once, keyed by the safe() form of the session id.
+
+    An evaluation of a model call carries `model_call` (the call's id, sequence and
+    request_id); the call's entry lists its evaluations.
+    """
     names: dict[str, str] = {}
 
     def norm(session: str | None) -> str | None:
@@ -377,9 +463,24 @@ def session_timelines(
         return names[session]
 
     linked_ids = {run.dump_id for run in runs if run.dump_id}
+    of_call = call_evaluations(runs, calls) if calls else {}
+    call_of: dict[tuple[RunKey, int], ModelCall] = {}
+    for call in calls:
+        for run in of_call.get(call.id, ()):
+            call_of[(run.key, run.index)] = call
     out: dict[str | None, list[dict[str, Any]]] = {}
     for run in runs:
-        out.setdefault(norm(run.session_id), []).append(run.to_dict())
+        entry = run.to_dict()
+        owner = call_of.get((run.key, run.index))
+        if owner is not None:
+            entry["model_call"] = {
+                "id": owner.id,
+                "sequence": owner.sequence,
+                "request_id": owner.request_id,
+            }
+        out.setdefault(norm(run.session_id), []).append(entry)
+    for call in calls:
+        out.setdefault(norm(call.session_id), []).append(call.to_dict(of_call.get(call.id, ())))
     for dump in dumps:
         if dump.id not in linked_ids:
             out.setdefault(norm(dump.session_id), []).append(

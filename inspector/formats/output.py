@@ -83,7 +83,7 @@ class WhyLine(FormatModel):
 
     source: str
     id: str
-    kind: Literal["snapshot", "messages", "dump", "debug"]
+    kind: Literal["snapshot", "messages", "dump", "debug", "llm_request"]
     processor: str | None
     hit: bool | None
     reason: str | None

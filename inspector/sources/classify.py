@@ -1,7 +1,8 @@
 """One file read and sorted into what it holds: dumps, debug records, snapshots, message lists.
 
 What a document is, is decided by its content (`inspector.formats` checks each kind's
-keys). JSON that is none of the formats (a harness's `result.json`, `http_requests.json`,
+keys); a `llm_request.jsonl` record is a model call (`sources.llm_request`), not a
+compressor's debug record. JSON that is none of the formats (a harness's `result.json`, `http_requests.json`,
 `index.json`) is skipped quietly inside a folder but is an error when named explicitly.
 JSON that is a near miss of a format is an error everywhere, never a skip: a document
 carrying a key only our formats use (`messages`, `processor_type`, ...), a dump or a
@@ -46,6 +47,7 @@ from inspector.sources.jsonio import (
     read_json_file,
     summarize_problems,
 )
+from inspector.sources.llm_request import is_llm_request, read_llm_request
 
 #: Start of the error text for a shape no check anticipated (tests assert it never occurs).
 UNEXPECTED = "unexpected structure"
@@ -80,6 +82,8 @@ class FileLoad:
     artifacts: list[Artifact] = field(default_factory=list)
     dumps: list[DumpFile] = field(default_factory=list)
     records: list[DebugRecord] = field(default_factory=list)
+    #: `llm_request.jsonl` records as artifacts, before the loader links their evaluations.
+    calls: list[Artifact] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     #: Header-level loads: messages in each dump's context_after (the lists are dropped).
     after_counts: dict[str, int | None] = field(default_factory=dict)
@@ -148,7 +152,7 @@ def _read_file(
         merged = summarize_problems(result.bad_records + bad)
         assert merged is not None
         load.errors.append(LoadError(source, merged.error, merged.where))
-    if not (load.artifacts or load.dumps or load.records or load.errors):
+    if not (load.artifacts or load.dumps or load.records or load.calls or load.errors):
         document = result.documents[0][1]
         what = describe_unknown(document)
         near = near_miss(document)
@@ -320,7 +324,10 @@ def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: 
     line = int(where.split()[1]) if where and where.startswith("line ") else None
     if looks_like_debug_record(document) or near_debug_record(document):
         check_debug_record(document)
-        load.records.append(DebugRecord(document, str(load.path), line))
+        if is_llm_request(document):
+            load.calls.append(read_llm_request(document, str(load.path), line))
+        else:
+            load.records.append(DebugRecord(document, str(load.path), line))
     elif looks_like_dump(document):
         load.dumps.append(parse_dump(document, str(load.path)))
     elif looks_like_snapshot(document):

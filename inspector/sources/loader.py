@@ -5,7 +5,13 @@ Lines), a snapshot (our interchange format, or a scenario `input.json`), or a me
 (openJiuwen, OpenAI chat or Anthropic messages; an array, an object with `messages`, or
 JSON Lines). Debug records from every source are joined with every dump (by processor,
 session, context and time) before anything is yielded, so a dump folder and a debug folder
-given separately still link.
+given separately still link. Each `llm_request.jsonl` record (one model call) is an
+artifact of kind `llm_request`, linked to the compressor evaluations of the same session
+and context just before it (`core.timeline.call_evaluations`) and shown in the session
+timeline. Every context also carries the release facts its reader saw
+(`sources.evidence`): a dump's usage details, its run's previews and retry messages, and
+whether an `llm_request.jsonl` lies in its folder or logs its session; a context with no
+fact of its own takes those of the debug records in its folder or session.
 
 A debug-log evaluation that did not end in a dump gets a context from a loaded snapshot
 (a `kind="snapshot"` artifact) by one of two rules, the first that applies:
@@ -53,9 +59,11 @@ from typing import Any
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.errors import InspectorError
 from inspector.core.timeline import (
+    DebugRecord,
     DumpRef,
     EvaluationRun,
     RunKey,
+    call_evaluations,
     group_runs,
     link_runs,
     safe_name,
@@ -73,7 +81,9 @@ from inspector.sources.classify import (
 from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
+from inspector.sources.evidence import dump_objects, has_own_facts, run_objects, with_evidence
 from inspector.sources.jsonio import MAX_FILE_BYTES
+from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
 from inspector.sources.peek import dump_header, kept_ids_from_file, peek
 from inspector.sources.pool import POOL_MIN_FILES, ChunkSharing, header_job
 
@@ -95,6 +105,9 @@ FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
 #: How far (seconds) a snapshot's `timestamp` may lie from the threshold_check it names:
 #: room for a time rounded to the millisecond, far less than between two checks of a context.
 EVALUATION_TOLERANCE_SECONDS = 0.001
+
+#: Debug records kept per folder and per session as release facts for contexts without any.
+_NEIGHBOUR_FACTS = 16
 
 
 def expand_source(path: str | os.PathLike[str]) -> list[Path]:
@@ -306,9 +319,12 @@ class _Streamer:
         self.refs = list(self.heads.values()) + [d.ref for d in parsed]
         records = [r for load in self.loads.values() for r in load.records]
         self.runs, self.by_dump = link_runs(group_runs(records), self.refs)
+        calls = [model_call(a) for load in self.loads.values() for a in load.calls]
+        self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
-        self.timelines = session_timelines(self.runs, self.refs) if self.contexts else {}
+        self.timelines = session_timelines(self.runs, self.refs, calls) if self.contexts else {}
         self._attach_debug_artifacts()
+        self._attach_calls(call_evaluations(self.runs, calls))
         for group in range(self.groups):
             for missing_group, missing_error in self.missing:
                 if missing_group == group:
@@ -319,6 +335,66 @@ class _Streamer:
                     yield from self._file_results(self.loads[file])
             else:
                 yield from self._folder_results(members)
+
+    def _note_llm_logs(self, records: list[DebugRecord]) -> None:
+        """Where an `llm_request.jsonl` was seen (its folders and its records' sessions), and
+        the release facts of the debug records per folder and per session."""
+        self.llm_dirs: set[str] = set()
+        self.llm_sessions: set[str] = set()
+        self.dir_facts: dict[str, list[Any]] = {}
+        self.session_facts: dict[str, list[Any]] = {}
+        for record in records:
+            if record.event not in ("span_built", "compression_retry"):
+                continue
+            for bucket, key in (
+                (self.dir_facts, os.path.dirname(record.source)),
+                (self.session_facts, safe_name(record.key[1] or "")),
+            ):
+                found = bucket.setdefault(key, [])
+                if len(found) < _NEIGHBOUR_FACTS:
+                    found.append(record.raw)
+        for path, load in self.loads.items():
+            if load.calls or path.name == LLM_REQUEST_FILE:
+                self.llm_dirs.add(str(path.parent))
+            for call in load.calls:
+                if call.session_id:
+                    self.llm_sessions.add(safe_name(call.session_id))
+
+    def _near_llm_log(self, artifact: Artifact) -> bool:
+        """True when an `llm_request.jsonl` lies in the artifact's folder or logs its session."""
+        if os.path.dirname(artifact.source) in self.llm_dirs:
+            return True
+        session = artifact.session_id
+        return bool(session) and safe_name(session or "") in self.llm_sessions
+
+    def _evidence(self, artifact: Artifact, objects: list[Any]) -> Artifact:
+        """The artifact with the release facts its reader saw, else those beside it."""
+        if not has_own_facts(artifact, objects):
+            objects = (
+                self.dir_facts.get(os.path.dirname(artifact.source))
+                or (
+                    self.session_facts.get(safe_name(artifact.session_id))
+                    if artifact.session_id
+                    else None
+                )
+                or []
+            )
+        return with_evidence(artifact, objects, self._near_llm_log(artifact))
+
+    def _attach_calls(self, evaluations: dict[str, list[EvaluationRun]]) -> None:
+        """Each model call's artifact, with its evaluations and timeline, after the file's other
+        artifacts; snapshots and message lists beside an `llm_request.jsonl` learn of it."""
+        for load in self.loads.values():
+            load.artifacts = [
+                self._evidence(a, []) if a.kind in ("snapshot", "messages") else a
+                for a in load.artifacts
+            ]
+            for call in load.calls:
+                load.artifacts.append(
+                    with_evaluations(
+                        call, evaluations.get(call.id, []), self._timeline(call.session_id)
+                    )
+                )
 
     def _timeline(self, session: str | None) -> list[dict[str, Any]]:
         return self.timelines.get(None if session is None else safe_name(session), [])
@@ -349,9 +425,8 @@ class _Streamer:
                 # context the check saw, when the log holds exactly one check for it
                 match = contexts.get(run.key)
                 link = "session" if match is not None else None
-            owner.artifacts.append(
-                debug_artifact(run, self._timeline(run.session_id), match, link=link)
-            )
+            artifact = debug_artifact(run, self._timeline(run.session_id), match, link=link)
+            owner.artifacts.append(self._evidence(artifact, run_objects(run)))
         if absorbed:
             for load in loads:
                 load.artifacts = [a for a in load.artifacts if id(a) not in absorbed]
@@ -398,6 +473,7 @@ class _Streamer:
             for run in late_runs:
                 yield debug_artifact(run, [run.to_dict()])
         yield from load.artifacts
+        yield from load.calls
 
     def _earlier_kept(self, dump: DumpFile) -> frozenset[str]:
         """Message ids that earlier dumps of the same processor, session and context kept."""
@@ -425,13 +501,14 @@ class _Streamer:
                 dump, run, self._timeline(dump.ref.session_id), self._after_counts.get(dump.id)
             )
         try:
-            return dump_artifact(
+            artifact = dump_artifact(
                 dump,
                 run,
                 self.provide,
                 self._timeline(dump.ref.session_id),
                 lambda: self._earlier_kept(dump),
             )
+            return self._evidence(artifact, [*dump_objects(dump.raw), *run_objects(run)])
         except InspectorError as error:
             return LoadError(
                 str(path),

@@ -113,7 +113,7 @@ def artifact_row(
             row.tuning = apply_overrides(artifact.snapshot.tuning, dict(overrides))
         except InspectorError:
             row.tuning = artifact.snapshot.tuning
-        if artifact.kind in ("snapshot", "messages"):
+        if artifact.kind in ("snapshot", "messages", "llm_request"):
             # Only our evaluation can say what happens to a bare context; dumps and debug
             # records say it themselves, so their counting waits until they are opened.
             row.engine = ContextEngine(artifact.snapshot, counters)

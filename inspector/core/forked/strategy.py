@@ -122,7 +122,7 @@ class ForkedStrategy:
         """The recorded tuning; switching from another processor keeps the shared fields and
         takes this processor's default keep window. The release and, when not recorded,
         the counter are what the source tells (`core.releases.choose_counting`)."""
-        choice = choose_counting(snapshot)
+        choice = choose_counting(snapshot, evidence=snapshot.release_evidence)
         tuning = snapshot.tuning
         if "token_mode" not in snapshot.recorded_fields:
             tuning = tuning.with_(token_mode=choice.token_mode)
@@ -151,7 +151,7 @@ class ForkedStrategy:
         }
         if snapshot.tuning.processor != self.key:
             recorded.discard("keep_recent_messages")
-        choice = choose_counting(snapshot)
+        choice = choose_counting(snapshot, evidence=snapshot.release_evidence)
         if choice.detection.known:
             recorded.add("openjiuwen_version")
         if choice.mode_source != "assumed":
@@ -173,7 +173,12 @@ class ForkedStrategy:
     ) -> ForkedPrepared:
         """The release evidence of the snapshot; counting happens per profile and token mode
         on first use."""
-        return ForkedPrepared(snapshot, dict(counters), counting_note, choose_counting(snapshot))
+        return ForkedPrepared(
+            snapshot,
+            dict(counters),
+            counting_note,
+            choose_counting(snapshot, evidence=snapshot.release_evidence),
+        )
 
     def counting_key(self, settings: Settings) -> str:
         """The token mode and the release profile."""

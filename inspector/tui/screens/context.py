@@ -200,6 +200,13 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         title.append(f" {self.artifact.id}", "bold")
         if self.snapshot is not None:
             title.append(f"  {self.strategy.processor}", self.palette("name"))
+            release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
+            if release is not None:
+                evidence = (
+                    str(self.decision.numbers.get("version_evidence", "")) if self.decision else ""
+                )
+                assumed = "assum" in evidence
+                title.append(f"  openJiuwen {release}" + (" (assumed)" if assumed else ""), "dim")
         if self.artifact.session_id:
             title.append(f"  session {self.artifact.session_id}", "dim")
         title.append(f"  {self.artifact.source}", "dim")
@@ -252,7 +259,10 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._decided(decision)
 
     def _decided(self, decision: Decision) -> None:
+        release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
+        if decision.numbers.get("openjiuwen_version") != release:
+            self._show_title()
         self._update_recorded()
         self.flips = None
         self._redraw()
