@@ -17,7 +17,7 @@ Must not import anything outside the standard library, pydantic and `inspector.c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
@@ -52,12 +52,6 @@ class Settings(BaseModel):
     def given(self) -> frozenset[str]:
         """Fields the user set rather than the source."""
         return self._given
-
-    def mark_given(self, names: Iterable[str]) -> Self:
-        """A copy that counts `names` as set by the user."""
-        copy = self.model_copy()
-        copy._given = self._given | frozenset(names)
-        return copy
 
     def with_(self, **changes: Any) -> Self:
         """A validated copy with some fields changed (counted as set by the user);

@@ -65,10 +65,3 @@ def select(snapshot: ContextSnapshot, overrides: Mapping[str, Any]) -> Selection
         f for f in type(settings).model_fields if f in fields
     }
     return Selection(strategy, settings, tuple(ignored), assumed)
-
-
-def switch(
-    selection: Selection, snapshot: ContextSnapshot, key: str, changed: Mapping[str, Any]
-) -> Selection:
-    """Another strategy for the same snapshot, keeping the user's changed fields that it has."""
-    return select(snapshot, {**changed, "processor": key})

@@ -133,7 +133,6 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             self.strategy: Strategy = selection.strategy
             self.settings: Settings = selection.settings
             self.recorded: Settings = self.strategy.recorded_settings(self.snapshot)
-            self.start_settings = self.settings
 
     @property
     def has_context(self) -> bool:
