@@ -56,7 +56,7 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
     )
     group.add_argument(
         "--family",
-        choices=("forked", "standard", "hybrid"),
+        choices=tuple(dict.fromkeys(s.family for s in registry.all_strategies())),
         help="processor family, where a class name exists in several (DialogueCompressor)",
     )
     for flag, infos in _flag_fields().items():
