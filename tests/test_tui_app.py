@@ -688,3 +688,18 @@ async def test_files_listed_by_name_before_the_load_reaches_them(
         assert not browser.pending
         assert all(row.outcome_kind != "pending" for row in browser.shown)
         assert any(row.error is not None for row in browser.shown) and browser.artifacts()
+
+
+async def test_browser_home_end_g_and_G_move_to_the_first_and_last_row(
+    folder: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await loaded(app, pilot)
+        table = browser.query_one("#table")
+        last = len(browser.shown) - 1
+        assert last > 0
+        for keys, row in ((("G",), last), (("g",), 0), (("end",), last), (("home",), 0)):
+            await pilot.press(*keys)
+            await pilot.pause()
+            assert table.cursor_row == row, keys

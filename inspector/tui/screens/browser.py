@@ -21,7 +21,6 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
@@ -43,7 +42,9 @@ from inspector.sources.follow import FileFollower
 from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.browser_table import (
+    BROWSER_BINDINGS,
     COLUMNS,
+    BrowserTable,
     filters_text,
     row_cells,
     sort_value,
@@ -65,38 +66,7 @@ LIVE_KEYS_START = 1 << 40
 class BrowserScreen(InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
-    BINDINGS = [
-        Binding(
-            "enter", "open_row", "Open", tooltip="Open the selected context (error rows: say why)"
-        ),
-        Binding("slash", "focus_filter", "Filter", tooltip="Type to filter rows by any text"),
-        Binding(
-            "p", "cycle_processor", "Processor", tooltip="Show one processor at a time, then all"
-        ),
-        Binding(
-            "o",
-            "cycle_outcome",
-            "Outcome",
-            tooltip="compressed / not compressed / failed / error / all",
-        ),
-        Binding("s", "cycle_sort", "Sort", tooltip="Sort by the next column (or click a header)"),
-        Binding("R", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort order"),
-        Binding("ctrl+r", "reload", "Reload", show=False, tooltip="Read the sources again"),
-        Binding(
-            "ctrl+o",
-            "connect",
-            "Connect",
-            tooltip="Attach to a running agent (gateway ws://, trajectory http://) or follow a folder",
-        ),
-        Binding(
-            "ctrl+x",
-            "disconnect",
-            "Disconnect",
-            show=False,
-            tooltip="Close the live connection (rows it produced stay)",
-        ),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
-    ]
+    BINDINGS = BROWSER_BINDINGS
 
     class RowsLoaded(TextualMessage):
         """The loading worker read some more rows."""
@@ -190,7 +160,7 @@ class BrowserScreen(InspectorScreen[None]):
         with Horizontal(id="load-line"):
             yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="load-progress")
             yield Static("", id="load-status")
-        yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield BrowserTable(id="table", cursor_type="row", zebra_stripes=True)
         yield LivePanel(id="live-panel")
         yield Footer()
 

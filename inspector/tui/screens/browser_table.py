@@ -1,6 +1,5 @@
-"""The browser table's cells, filter line and sort keys: pure helpers over `BrowserRow`.
-
-Rich only, no Textual.
+"""The browser table's key bindings, cells, filter line and sort keys (helpers over
+`BrowserRow`; Textual only for the bindings).
 """
 
 from __future__ import annotations
@@ -8,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable
 
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.rows import BrowserRow
@@ -88,3 +89,42 @@ def filters_text(
     text.append(column + (" ↑" if reverse else ""), "bold")
     text.append(f"  rows {shown}", "dim")
     return text
+
+
+BROWSER_BINDINGS: list[BindingType] = [
+    Binding("enter", "open_row", "Open", tooltip="Open the selected context (error rows: say why)"),
+    Binding("slash", "focus_filter", "Filter", tooltip="Type to filter rows by any text"),
+    Binding("p", "cycle_processor", "Processor", tooltip="Show one processor at a time, then all"),
+    Binding(
+        "o",
+        "cycle_outcome",
+        "Outcome",
+        tooltip="compressed / not compressed / failed / error / all",
+    ),
+    Binding("s", "cycle_sort", "Sort", tooltip="Sort by the next column (or click a header)"),
+    Binding("R", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort order"),
+    Binding("ctrl+r", "reload", "Reload", show=False, tooltip="Read the sources again"),
+    Binding(
+        "ctrl+o",
+        "connect",
+        "Connect",
+        tooltip="Attach to a running agent (gateway ws://, trajectory http://) or follow a folder",
+    ),
+    Binding(
+        "ctrl+x",
+        "disconnect",
+        "Disconnect",
+        show=False,
+        tooltip="Close the live connection (rows it produced stay)",
+    ),
+    Binding("escape", "clear_filter", "Clear filter", show=False),
+]
+
+
+class BrowserTable(DataTable[Any]):
+    """The browser's table: Home/g and End/G go to the first and the last row."""
+
+    BINDINGS = [
+        Binding("home,g", "scroll_top", "First row", show=False),
+        Binding("end,G", "scroll_bottom", "Last row", show=False),
+    ]
