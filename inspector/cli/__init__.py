@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from inspector.cli.common import UsageError, add_tuning_arguments
+from inspector.cli.common import UsageError, add_mask_flag, add_tuning_arguments, masked_output
 
 #: Subcommand name -> module under inspector.cli implementing it.
 COMMAND_MODULES: dict[str, str] = {
@@ -59,6 +59,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     module = importlib.import_module(COMMAND_MODULES[command])
     parser = _Parser(prog=f"inspector {command}")
     module.add_arguments(parser)
+    add_mask_flag(parser)
     return parser
 
 
@@ -112,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_tui(args)
         module = importlib.import_module(COMMAND_MODULES[command])
-        return int(module.run(args))
+        with masked_output(args):
+            return int(module.run(args))
     except UsageError as error:
         print(str(error), file=sys.stderr)
         return EXIT_USAGE
