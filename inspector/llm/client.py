@@ -18,7 +18,7 @@ import httpx
 
 from inspector.core.compaction import Sampling
 from inspector.core.model_errors import HttpFailure
-from inspector.core.redact import Masker
+from inspector.core.redact import Masker, escape_controls
 from inspector.core.rerun import ModelReply
 from inspector.llm.errors import ModelCallFailed
 
@@ -107,7 +107,7 @@ def _usage(value: Any) -> Mapping[str, Any] | None:
 def _decode_body(data: bytes) -> Any:
     """The JSON of a reply body: NaN, Infinity and overflowing numbers refused, nesting bounded."""
     text = data.decode("utf-8")
-    if text.count("[") + text.count("{") > 0 and _nesting(text) > MAX_REPLY_DEPTH:
+    if _nesting(text) > MAX_REPLY_DEPTH:
         raise _BadReply(f"the reply nests deeper than {MAX_REPLY_DEPTH} levels")
     return _STRICT.decode(text)
 
@@ -131,7 +131,10 @@ MAX_REPLY_DEPTH = 64
 
 
 def _nesting(text: str) -> int:
-    """The deepest bracket nesting in `text`, strings skipped."""
+    """The deepest bracket nesting in `text`, strings skipped (a text with few brackets is
+    not walked: it cannot nest deeper than it has brackets)."""
+    if text.count("[") + text.count("{") <= MAX_REPLY_DEPTH:
+        return 0
     depth = deepest = 0
     in_string = escaped = False
     for char in text:
@@ -152,11 +155,35 @@ def _nesting(text: str) -> int:
     return deepest
 
 
+def kept_body(data: bytes, masker: Masker) -> str:
+    """A reply body as a failure keeps it: at most 20,000 characters, secrets masked, control
+    characters escaped inside its JSON strings (or in the text when it is no JSON), and a
+    body nested too deeply replaced by a note (it is parsed again for its error message)."""
+    text = masker.text(data[:20_000].decode("utf-8", "replace"))
+    if _nesting(text) > MAX_REPLY_DEPTH:
+        return f"(a reply nested deeper than {MAX_REPLY_DEPTH} levels, not kept)"
+    try:
+        parsed = _STRICT.decode(text)
+    except (ValueError, RecursionError):
+        return escape_controls(text)
+    return json.dumps(_escaped_strings(parsed), ensure_ascii=False)
+
+
+def _escaped_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_controls(value)
+    if isinstance(value, list):
+        return [_escaped_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {escape_controls(str(k)): _escaped_strings(v) for k, v in value.items()}
+    return value
+
+
 def parse_reply(status: int, data: bytes, masker: Masker | None = None) -> ModelReply:
     """Read a 2xx chat-completions body; raise ModelCallFailed when it cannot be used (not
     JSON, no choice, content not a string, usage not finite, an `error` object)."""
     mask = masker or Masker()
-    body_text = mask.text(data[:20_000].decode("utf-8", "replace"))
+    body_text = kept_body(data, mask)
     try:
         parsed = _decode_body(data)
     except (ValueError, RecursionError) as error:
@@ -263,8 +290,9 @@ class ChatClient:
                 HttpFailure(None, transport="connection", detail=detail)
             ) from None
         if not 200 <= status < 300:
-            text = self.masker.text(data[:20_000].decode("utf-8", "replace"))
-            raise ModelCallFailed(HttpFailure(status, text, request_id=request_id))
+            raise ModelCallFailed(
+                HttpFailure(status, kept_body(data, self.masker), request_id=request_id)
+            )
         return parse_reply(status, data, self.masker), status
 
     async def _exchange(self, body: Mapping[str, Any]) -> tuple[int, str | None, bytes]:
@@ -285,5 +313,5 @@ class ChatClient:
                     )
                 chunks.append(chunk)
             request_id = response.headers.get("x-request-id")
-            shown_id = self.masker.text(request_id)[:200] if request_id else None
+            shown_id = escape_controls(self.masker.text(request_id))[:200] if request_id else None
             return response.status_code, shown_id, b"".join(chunks)
