@@ -33,7 +33,9 @@ PLANTED: dict[str, str] = {
     "url_password": "postgres://admin:FAKEurlSECRETpw@db.internal:5432/app",
     "pem": PEM,
     "password_line": "DB_PASSWORD=FAKEdbSECRETpass\nSERVICE_API_KEY=FAKEsvcSECRETkey",
-    "tool_arguments": json.dumps({"user": "bob", "password": "FAKEtoolSECRETpw", "api_key": "FAKEtoolSECRETkey"}),
+    "tool_arguments": json.dumps(
+        {"user": "bob", "password": "FAKEtoolSECRETpw", "api_key": "FAKEtoolSECRETkey"}
+    ),
 }
 SECRET_PARTS = (
     "FAKEopenaiSECRET",

@@ -84,10 +84,22 @@ def test_an_endless_body_is_capped(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("reply", "words"),
     [
-        ('{"choices": [{"message": {"content": "<s>x</s>"}}], "usage": {"prompt_tokens": NaN}}', "NaN"),
-        ('{"choices": [{"message": {"content": "x"}}], "usage": {"total_tokens": 1e999}}', "infinity"),
+        (
+            '{"choices": [{"message": {"content": "<s>x</s>"}}], "usage": {"prompt_tokens": NaN}}',
+            "NaN",
+        ),
+        (
+            '{"choices": [{"message": {"content": "x"}}], "usage": {"total_tokens": 1e999}}',
+            "infinity",
+        ),
         ('{"choices": [{"message": {"content": 5}}]}', "not a string"),
-        ('{"choices": [{"message": {"content": "x"}}], "usage": ' + "[" * 5000 + "]" * 5000 + "}", "nests"),
+        (
+            '{"choices": [{"message": {"content": "x"}}], "usage": '
+            + "[" * 5000
+            + "]" * 5000
+            + "}",
+            "nests",
+        ),
         ('{"error": {"message": "quota exhausted for org-77"}}', "quota exhausted for org-77"),
     ],
 )
