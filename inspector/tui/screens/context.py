@@ -27,6 +27,7 @@ from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
+from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
     Decision,
     Flip,
@@ -311,7 +312,11 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         previous = self.decision.settings if self.decision is not None else None
         if previous is None:
             return start
-        recorded = self.prepared_recorded.get(type(previous))
+        recorded = (
+            self.recorded
+            if type(self.recorded) is type(previous)
+            else self.prepared_recorded.get(type(previous))
+        )
         changed = {
             name: value
             for name, value in previous.model_dump().items()
@@ -641,9 +646,15 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         """Open the strategies view: this context under each compressor, side by side."""
         if self.snapshot is None:
             return
+        from inspector.core.compare import CompareEntry, default_names
         from inspector.tui.screens.compare_screen import CompareScreen
 
-        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
+        entries = [CompareEntry(self.strategy, self.settings)] + [
+            CompareEntry(other, self._carried_settings(other))
+            for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
+        ]
+        mode = getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode)
+        self.app.push_screen(CompareScreen(self.artifact, entries, self.counters, mode))
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
