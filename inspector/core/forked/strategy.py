@@ -165,6 +165,10 @@ class ForkedStrategy:
         assert isinstance(settings, ForkedSettings)
         return tuning_from_settings(self.key, settings)
 
+    def rerun_tuning(self, settings: Settings) -> Tuning:
+        """The tuning `inspector rerun` takes (the protocol's `Reruns`)."""
+        return self.tuning(settings)
+
     # --- deciding -------------------------------------------------------------------------
 
     def prepare(
