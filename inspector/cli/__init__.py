@@ -75,9 +75,10 @@ def _tolerant_streams() -> None:
 
 
 def _mistyped_command(word: str) -> bool:
-    """A first word that is no option, URL, folder template or existing path: a mistyped
-    command or a missing file (either way the TUI would open on nothing)."""
-    if word.startswith("-") or "://" in word or "{" in word:
+    """A bare first word (no option, path separator, dot, URL or template) that is not an
+    existing path: a mistyped command. A missing path-like word opens the TUI, which shows
+    it as an error row."""
+    if word.startswith("-") or "/" in word or "\\" in word or "." in word or "{" in word:
         return False
     try:
         return not os.path.lexists(word)

@@ -388,7 +388,7 @@ class TokenCache:
                 break
             content = message.content
             if isinstance(content, str) and 0 < len(content) <= _SAMPLE_MAX_CHARS:
-                if not message.tool_calls:
+                if not message.tool_calls and _storable(content) and _storable(message.role):
                     self._pending_samples.append((identity, message.role, content))
                     room -= 1
         self._sample_room[identity] = room
@@ -433,6 +433,15 @@ class TokenCache:
                     except OSError:
                         pass
             return freed
+
+
+def _storable(text: str) -> bool:
+    """True when SQLite can store the text (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _stderr_notice(text: str) -> None:
