@@ -50,7 +50,6 @@ SECRET_PARTS = (
     "FAKEstripeSECRET",
     "FAKEhuggingSECRET",
     "FAKEbearerSECRET",
-    "jwtsecret",
     "eyJzdWIiOiJqd3RzZWNyZXQxMjM0NSJ9",
     "FAKEurlSECRET",
     "PemSecretBody",
