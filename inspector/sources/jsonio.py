@@ -3,7 +3,7 @@
 One file is either one JSON document (a dump, a snapshot, a message list) or JSON Lines
 (a debug log, a snapshot corpus, a message stream). Problems become `ReadProblem`s that
 say where (a line, or a line/column with its byte offset); nothing here raises on bad
-input and nothing is written anywhere. Must not import Textual or Rich.
+input and nothing is written anywhere. Only regular files are opened (`sources.files`). Must not import Textual or Rich.
 """
 
 from __future__ import annotations

@@ -32,7 +32,9 @@ Two snapshots claiming the same evaluation link neither; a snapshot naming a tim
 check has stays a plain snapshot artifact.
 
 Folders are searched recursively for `*.json`, `*.jsonl` and `*.ndjson` (hidden entries
-skipped, symlinked folders not followed); their artifacts come newest first. What one file
+skipped, symlinked folders not followed); their artifacts come newest first. Only regular
+files are opened (`sources.files`): a FIFO, socket, device, symlink loop or dangling link,
+and a folder that cannot be listed, is one LoadError each, never a hang or a skip. What one file
 holds, and which JSON is skipped or refused, is decided in `inspector.sources.classify`;
 `peek` takes the cheap first look, `pool` reads header-level loads on every core. A path holding
 `{session_id}` or `{context_id}` (as openJiuwen's configured folders do) matches every
