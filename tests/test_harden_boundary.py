@@ -41,7 +41,7 @@ def _near_misses(folder: Path) -> dict[str, str]:
         ),
         "bad_event.jsonl": (
             json.dumps({**records[0], "event": 5}) + "\n",
-            "'event' is not a string",
+            "'event' must be a string",
         ),
     }
     for name, (text, _) in cases.items():
