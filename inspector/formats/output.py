@@ -38,8 +38,10 @@ class FindingLine(FormatModel):
     """One finding: a pitfall worth a warning."""
 
     key: str
-    severity: str
+    kind: str | None = Field(None, description="stable snake_case id (the same as key)")
+    severity: str = Field(description="info, warning or problem")
     sentence: str
+    fix: str | None = Field(None, description="the change that would avoid it, when one exists")
     numbers: dict[str, Any] = Field(default_factory=dict)
 
 
