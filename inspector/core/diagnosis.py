@@ -23,7 +23,8 @@ from inspector.core.checks import (  # noqa: F401 - re-exported
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.findings.base import FindingInput, facts_of, predict_reinjected
 from inspector.core.findings.registry import run_findings
-from inspector.core.messages import INTERNAL_USER_PREFIXES
+from inspector.core.compaction import DEFAULT_WRAPPERS
+from inspector.core.messages import INTERNAL_USER_PREFIXES, Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tuning import Tuning
 
@@ -73,6 +74,13 @@ def diagnose(
     return Diagnosis(evaluation, tuple(checks), tuple(by_severity(findings)), exact, counting_note)
 
 
+def _added_tokens(priced: PricedContext, processor: str) -> int:
+    """What a compaction adds besides the summary and the files: at least the memory block's
+    wrapper around an empty summary (`core.compaction`)."""
+    wrapper = DEFAULT_WRAPPERS.get(processor, DEFAULT_WRAPPERS["current_round"])
+    return priced.counter.message_tokens(Message(role="user", content=wrapper.wrap("")))
+
+
 def _finding_input(
     snapshot: ContextSnapshot,
     priced: PricedContext,
@@ -85,8 +93,12 @@ def _finding_input(
     predicted: tuple[str, ...] | None = None
     extra: dict[str, Any] = {}
     if ev.hit and end > start:
-        predicted, chars = predict_reinjected(facts_of(snapshot), (start, end))
-        extra = {"predicted_chars": chars, "compress_tokens": priced.count_range(start, end)}
+        predicted, tokens = predict_reinjected(facts_of(snapshot), (start, end), priced.pieces)
+        extra = {
+            "predicted_tokens": tokens,
+            "compress_tokens": priced.count_range(start, end),
+            "added_tokens": _added_tokens(priced, tuning.processor) if predicted else 0,
+        }
     usage = priced.usage
     return FindingInput(
         snapshot=snapshot,

@@ -152,3 +152,11 @@ class StatsLine(FormatModel):
     retries_by_error_type: dict[str, dict[str, Count]]
     biggest: list[CompressionLine]
     least_effective: list[CompressionLine]
+    findings: dict[str, Count] = Field(
+        default_factory=dict, description="findings by kind (absent with --no-findings)"
+    )
+    findings_by_severity: dict[str, Count] = Field(default_factory=dict)
+    finding_severity: dict[str, str] = Field(
+        default_factory=dict, description="each kind's most serious severity seen"
+    )
+    artifacts_with_problems: Count | None = None

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from inspector.core.findings.base import FindingInput, facts_of, predict_reinjected
 from inspector.core.findings.decision import folder_findings, input_of_decision, with_findings
-from inspector.core.findings.registry import FINDINGS, KINDS, run_findings
+from inspector.core.findings.registry import COMPACTION_KINDS, FINDINGS, KINDS, run_findings
 
 __all__ = [
+    "COMPACTION_KINDS",
     "FINDINGS",
     "KINDS",
     "FindingInput",

@@ -75,6 +75,8 @@ class FileEvent:
     target: str | None = None
     #: For a read with a result: characters of the content it returned.
     size: int = 0
+    #: For a read: the index of its tool result (-1: none).
+    result_index: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,7 @@ def _read_sizes(
                 "read",
                 path if isinstance(path, str) and path else event.path,
                 size=size,
+                result_index=index,
             )
         )
     return out
@@ -232,9 +235,10 @@ _MAX_FILES, _MAX_CHARS_PER_FILE, _TOTAL_CHARS = 5, 15_000, 50_000
 
 
 def predict_reinjected(
-    facts: ContextFacts, compress: tuple[int, int]
+    facts: ContextFacts, compress: tuple[int, int], result_tokens: Sequence[int] = ()
 ) -> tuple[tuple[str, ...], int]:
-    """The files the read_file builder would restore for this region, and their characters.
+    """The files the read_file builder would restore for this region, and their tokens (each
+    read result's tokens, cut like the builder cuts its content; 0 without `result_tokens`).
 
     The builder's rule on the cached facts: newest read first, paths named by a kept tool
     result skipped, at most 5 files or 50,000 characters (`core.reinjection`)."""
@@ -251,7 +255,8 @@ def predict_reinjected(
             continue
         chosen.append(event.path)
         size = min(event.size, _MAX_CHARS_PER_FILE)
-        chars += size
+        if 0 <= event.result_index < len(result_tokens):
+            chars += result_tokens[event.result_index] * size // max(event.size, 1)
         remaining -= size
         if len(chosen) >= _MAX_FILES or remaining <= 0:
             break

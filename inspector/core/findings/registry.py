@@ -69,6 +69,23 @@ KINDS: tuple[str, ...] = (
 )
 
 
+#: Kinds about what an applied compaction did (shown beside the before/after view).
+COMPACTION_KINDS: frozenset[str] = frozenset(
+    {
+        "stale_reinjected_file",
+        "reinjected_path_gone",
+        "request_without_tool_results",
+        "earlier_restore_dropped",
+        "compaction_grows_context",
+        "reinjection_cancels_saving",
+        "compaction_costs_more_than_it_saves",
+        "summary_lost_active",
+        "orphan_tool_result_after",
+        "reinjection_share",
+    }
+)
+
+
 def run_findings(inp: FindingInput) -> list[Finding]:
     """Every registered finding that applies to the input's family, problems first."""
     found: list[Finding] = []

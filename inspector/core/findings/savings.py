@@ -82,10 +82,10 @@ def _recorded_reinjection(inp: FindingInput) -> list[Finding]:
 def _predicted(inp: FindingInput) -> list[Finding]:
     files = inp.reinjected_files()
     region_tokens = _int(inp.extra.get("compress_tokens"))
-    chars = _int(inp.extra.get("predicted_chars"))
-    if inp.after is not None or not files or not region_tokens or chars is None:
+    estimate = _int(inp.extra.get("predicted_tokens"))
+    added = _int(inp.extra.get("added_tokens")) or 0
+    if inp.after is not None or not files or not region_tokens or not estimate:
         return []
-    estimate = chars // 4
     numbers = {
         "region_tokens": region_tokens,
         "reinjected_estimate": estimate,
@@ -95,14 +95,15 @@ def _predicted(inp: FindingInput) -> list[Finding]:
         "keep the file reads in the protected tail (raise keep_recent_messages), or read "
         "only the needed part of large files (offset/limit)"
     )
-    if estimate >= region_tokens:
+    if estimate + added >= region_tokens:
         return [
             Finding(
                 "compaction_grows_context",
                 "problem",
                 f"the read_file re-injection would copy back about {n(estimate)} tokens "
-                f"({len(files)} file(s): {', '.join(files[:3])}) for a region of "
-                f"{n(region_tokens)} tokens: with the summary the context cannot shrink, and "
+                f"({len(files)} file(s): {', '.join(files[:3])}) and the memory block's wrapper "
+                f"{n(added)} more, for a region of {n(region_tokens)} tokens: with any summary "
+                "the context cannot shrink, and "
                 "openJiuwen drops the result (no benefit) after paying for the model call",
                 numbers,
                 fix=fix,
