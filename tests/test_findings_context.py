@@ -27,7 +27,9 @@ def _read(call_id: str, path: str, content: str = BIG) -> list[dict[str, Any]]:
     ]
 
 
-def _tool(call_id: str, name: str, arguments: dict[str, Any], result: str = "ok") -> list[dict[str, Any]]:
+def _tool(
+    call_id: str, name: str, arguments: dict[str, Any], result: str = "ok"
+) -> list[dict[str, Any]]:
     return [
         {
             "role": "assistant",
@@ -135,7 +137,7 @@ CASES: list[tuple[str, list[dict[str, Any]], str, bool, tuple[str, ...]]] = [
             ASK,
             {
                 "role": "user",
-                "content": "<recovered_context>\n<section name=\"read_file\">\nRecently read file: "
+                "content": '<recovered_context>\n<section name="read_file">\nRecently read file: '
                 "/w/src/app/old.py\nLines returned: 3\n\nold\n</section>\n</recovered_context>",
             },
             *_read("r1", "/w/src/app/core.py"),
@@ -283,7 +285,12 @@ def test_usage_baseline_that_hides_a_full_context(
         ({"model_name": "gpt-4o-2024-08-06"}, 200_000, "problem", "above the 128,000-token window"),
         ({"model_name": "gpt-4o"}, 150_000, "warning", "above the 128,000-token window"),
         ({"model_name": "gpt-4o"}, 32_000, "info", "25% of the 128,000-token window"),
-        ({"model_name": "my-model", "model_context_window_tokens": {"my-model": 8000}}, 3000, "info", "8,000"),
+        (
+            {"model_name": "my-model", "model_context_window_tokens": {"my-model": 8000}},
+            3000,
+            "info",
+            "8,000",
+        ),
         ({"model_name": "gpt-4o"}, 128_000, None, ""),
         ({"model_name": "fake-model"}, 200_000, None, ""),
     ],

@@ -106,7 +106,11 @@ def test_request_after_an_overflow_shrink_names_attempt_and_calls(
 @pytest.mark.parametrize(
     ("session_id", "kind", "fact"),
     [
-        ("ojw-ref/a_current_round_plain", "dump_name_session_changed", "'ojw-ref-a_current_round_plain'"),
+        (
+            "ojw-ref/a_current_round_plain",
+            "dump_name_session_changed",
+            "'ojw-ref-a_current_round_plain'",
+        ),
         ("team:" + "x" * 100, "dump_name_session_cut", "cut to 80 characters"),
         ("plain-session_1.2", None, ""),
     ],
@@ -122,7 +126,9 @@ def test_dump_name_that_loses_the_session(
 
     name = f"1795975303278_CurrentRoundCompressor_{safe_name(session_id)}.json"
     path = _copy(A_DUMP, tmp_path, name, session_id=session_id)
-    found = [f for f in _decide(_dumps([path], counters)[0], counters) if f.key.startswith("dump_name")]
+    found = [
+        f for f in _decide(_dumps([path], counters)[0], counters) if f.key.startswith("dump_name")
+    ]
     if kind is None:
         assert not found
         return
@@ -133,8 +139,18 @@ def test_dump_name_that_loses_the_session(
 def test_two_sessions_that_share_a_dump_name_collide(
     tmp_path: Path, counters: dict[str, TokenCounter]
 ) -> None:
-    _copy(A_DUMP, tmp_path, "1795975303278_CurrentRoundCompressor_team-a-1.json", session_id="team/a:1")
-    _copy(A_DUMP, tmp_path, "1795975303999_CurrentRoundCompressor_team-a-1.json", session_id="team a?1")
+    _copy(
+        A_DUMP,
+        tmp_path,
+        "1795975303278_CurrentRoundCompressor_team-a-1.json",
+        session_id="team/a:1",
+    )
+    _copy(
+        A_DUMP,
+        tmp_path,
+        "1795975303999_CurrentRoundCompressor_team-a-1.json",
+        session_id="team a?1",
+    )
     _copy(A_DUMP, tmp_path, "1795975304000_CurrentRoundCompressor_team-b.json", session_id="team-b")
     pairs = folder_findings(_dumps([tmp_path], counters))
     assert len(pairs) == 2 and {a.session_id for a, _ in pairs} == {"team/a:1", "team a?1"}

@@ -63,7 +63,9 @@ NEVER_IN_REFERENCE = {
 def test_reference_runs_raise_only_what_they_show(capsys: pytest.CaptureFixture[str]) -> None:
     lines = _why_lines(capsys, REFERENCE)
     fired = _fired(lines)
-    assert not NEVER_IN_REFERENCE & set(fired), {k: fired[k] for k in NEVER_IN_REFERENCE & set(fired)}
+    assert not NEVER_IN_REFERENCE & set(fired), {
+        k: fired[k] for k in NEVER_IN_REFERENCE & set(fired)
+    }
     for kind, scenarios in REFERENCE_ONLY_IN.items():
         assert {s for s, _ in fired[kind]} == scenarios, (kind, fired[kind])
     # every dump's file name carries "ojw-ref-<scenario>" for the session "ojw-ref/<scenario>"

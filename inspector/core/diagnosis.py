@@ -20,10 +20,10 @@ from inspector.core.checks import (  # noqa: F401 - re-exported
     Severity,
     by_severity,
 )
+from inspector.core.compaction import DEFAULT_WRAPPERS
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.findings.base import FindingInput, facts_of, predict_reinjected
 from inspector.core.findings.registry import run_findings
-from inspector.core.compaction import DEFAULT_WRAPPERS
 from inspector.core.messages import INTERNAL_USER_PREFIXES, Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tuning import Tuning

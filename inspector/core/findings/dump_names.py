@@ -9,6 +9,7 @@ library and `inspector.core`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import PurePath
 
@@ -58,8 +59,6 @@ def dump_name_loses_session(inp: FindingInput) -> list[Finding]:
 
 
 def _cleaned(raw: str) -> str:
-    import re
-
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-")
 
 
