@@ -55,6 +55,64 @@ _SHELL_WRITE_RE = re.compile(
 )
 
 
+_CACHE_KEYS = (
+    ("cache_tokens",),
+    ("cache_read_input_tokens",),
+    ("prompt_cache_hit_tokens",),
+    ("cached_tokens",),
+    ("input_token_details", "cache_read"),
+    ("prompt_tokens_details", "cached_tokens"),
+    ("input_tokens_details", "cached_tokens"),
+)
+_INPUT_KEYS = ("input_tokens", "prompt_tokens")
+
+
+def as_int(value: Any) -> int | None:
+    """An int from a JSON number (None for booleans and anything else)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def cached_tokens(usage: Mapping[str, Any]) -> int:
+    """The cache-read tokens of a usage record (0 when it reports none)."""
+    for path in _CACHE_KEYS:
+        value: Any = usage
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        number = as_int(value)
+        if number:
+            return number
+    return 0
+
+
+def _largest_prompt(messages: Sequence[Message]) -> tuple[int, int] | None:
+    """(index, prompt tokens) of the usage record with the largest prompt, cached included."""
+    best: tuple[int, int] | None = None
+    for index, message in enumerate(messages):
+        usage = message.usage_metadata
+        if message.role != "assistant" or not usage:
+            continue
+        prompt = next((as_int(usage.get(k)) for k in _INPUT_KEYS if as_int(usage.get(k))), None)
+        if prompt is None:
+            continue
+        cached = cached_tokens(usage)
+        if cached > prompt:  # the provider counts the cached prompt apart (Anthropic style)
+            prompt += cached
+        if best is None or prompt > best[1]:
+            best = (index, prompt)
+    return best
+
+
+def _usage_model(messages: Sequence[Message]) -> tuple[str, int] | None:
+    """The model name of the newest usage record that has one, and its message index."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = messages[index].usage_metadata
+        if usage and isinstance(usage.get("model_name"), str) and usage["model_name"]:
+            return usage["model_name"], index
+    return None
+
+
 def n(value: int | float) -> str:
     """A number with thousands separators."""
     if isinstance(value, float) and not value.is_integer():
@@ -97,6 +155,10 @@ class ContextFacts:
     result_index: Mapping[str, int]
     #: Paths named by each tool result (`file_path` of the result), by message index.
     result_paths: Mapping[int, str]
+    #: (index, prompt tokens) of the usage record with the largest prompt.
+    largest_prompt: tuple[int, int] | None = None
+    #: (model name, index) of the newest usage record naming its model.
+    usage_model: tuple[str, int] | None = None
 
 
 def same_path(a: str, b: str) -> bool:
@@ -227,7 +289,14 @@ def scan_context(messages: Sequence[Message]) -> ContextFacts:
             ):
                 recovered.append(Recovered(index, files))
     events = _read_sizes(messages, events, result_index)
-    return ContextFacts(tuple(events), tuple(recovered), result_index, result_paths)
+    return ContextFacts(
+        tuple(events),
+        tuple(recovered),
+        result_index,
+        result_paths,
+        _largest_prompt(messages),
+        _usage_model(messages),
+    )
 
 
 #: openJiuwen's read_file builder limits (`core.reinjection`).

@@ -8,12 +8,10 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from inspector.core.checks import Finding
-from inspector.core.findings.base import FindingInput, n
-from inspector.core.messages import Message
+from inspector.core.findings.base import FindingInput, as_int, cached_tokens, n
 
 #: Context windows of well-known model families (longest matching prefix of the lower-cased
 #: model name wins). Only families whose window is stable across their versions.
@@ -35,35 +33,6 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
     ("gemini-2.5", 1_048_576),
 )
 
-_CACHE_KEYS = (
-    ("cache_tokens",),
-    ("cache_read_input_tokens",),
-    ("prompt_cache_hit_tokens",),
-    ("cached_tokens",),
-    ("input_token_details", "cache_read"),
-    ("prompt_tokens_details", "cached_tokens"),
-    ("input_tokens_details", "cached_tokens"),
-)
-_INPUT_KEYS = ("input_tokens", "prompt_tokens")
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
-
-
-def cached_tokens(usage: Mapping[str, Any]) -> int:
-    """The cache-read tokens of a usage record (0 when it reports none)."""
-    for path in _CACHE_KEYS:
-        value: Any = usage
-        for key in path:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        number = _int(value)
-        if number:
-            return number
-    return 0
-
 
 def known_window(model: str) -> int | None:
     """The known context window of a model name, or None."""
@@ -82,10 +51,14 @@ def usage_baseline_hides_context(inp: FindingInput) -> list[Finding]:
     snapshot = inp.snapshot
     if snapshot is None:
         return []
-    everything = (*snapshot.system_messages, *snapshot.messages)
-    if not 0 <= inp.usage_index < len(everything):
+    system = len(snapshot.system_messages)
+    if not 0 <= inp.usage_index < system + len(snapshot.messages):
         return []
-    message = everything[inp.usage_index]
+    message = (
+        snapshot.system_messages[inp.usage_index]
+        if inp.usage_index < system
+        else snapshot.messages[inp.usage_index - system]
+    )
     cached = cached_tokens(message.usage_metadata or {})
     counted = inp.counted_total
     total = inp.usage_total
@@ -139,37 +112,17 @@ def _models(inp: FindingInput) -> list[tuple[str, str]]:
         name = snapshot.engine_config.get("model_name")
         if isinstance(name, str) and name:
             found.append((name, "the engine config's model_name"))
-        for index in range(len(snapshot.messages) - 1, -1, -1):
-            usage = snapshot.messages[index].usage_metadata
-            if usage and isinstance(usage.get("model_name"), str):
-                found.append((usage["model_name"], f"the usage record of message #{index}"))
-                break
+        model = inp.facts.usage_model
+        if model is not None:
+            found.append((model[0], f"the usage record of message #{model[1]}"))
     return [(m, w) for m, w in found if m]
-
-
-def _largest_input(messages: Sequence[Message]) -> tuple[int, int] | None:
-    """(index, prompt tokens) of the usage record with the largest prompt, cached included."""
-    best: tuple[int, int] | None = None
-    for index, message in enumerate(messages):
-        usage = message.usage_metadata
-        if message.role != "assistant" or not usage:
-            continue
-        prompt = next((_int(usage.get(k)) for k in _INPUT_KEYS if _int(usage.get(k))), None)
-        if prompt is None:
-            continue
-        cached = cached_tokens(usage)
-        if cached > prompt:  # the provider counts the cached prompt apart (Anthropic style)
-            prompt += cached
-        if best is None or prompt > best[1]:
-            best = (index, prompt)
-    return best
 
 
 def _configured_window(inp: FindingInput, model: str) -> int | None:
     snapshot = inp.snapshot
     table = snapshot.engine_config.get("model_context_window_tokens") if snapshot else None
     if isinstance(table, Mapping):
-        value = _int(table.get(model))
+        value = as_int(table.get(model))
         if value:
             return value
     return None
@@ -188,7 +141,7 @@ def window_mismatch(inp: FindingInput) -> list[Finding]:
         out.extend(_against_window(inp, context_max, model, where, window))
         break
     recorded = inp.recorded
-    logged = _int(recorded.get("context_window_tokens")) if recorded.get("event") else None
+    logged = as_int(recorded.get("context_window_tokens")) if recorded.get("event") else None
     if logged and logged != context_max:
         out.append(
             Finding(
@@ -200,7 +153,7 @@ def window_mismatch(inp: FindingInput) -> list[Finding]:
                 fix=f"use the same window for both: context_max {n(logged)}",
             )
         )
-    largest = _largest_input(inp.messages)
+    largest = inp.facts.largest_prompt
     if largest is not None and largest[1] > context_max:
         out.append(
             Finding(
