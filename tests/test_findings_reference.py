@@ -169,3 +169,14 @@ def test_stats_without_findings_keeps_the_header_level_load(
     assert main(["stats", str(SAMPLES), "--json", "--no-findings"]) == 0
     stats = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert "findings" not in stats and stats["compressions"] == 8
+
+
+def test_stats_with_findings_keeps_every_other_number(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["stats", str(REFERENCE), "--json"]) == 0
+    full = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert main(["stats", str(REFERENCE), "--json", "--no-findings"]) == 0
+    headers = json.loads(capsys.readouterr().out.splitlines()[-1])
+    added = {"findings", "findings_by_severity", "finding_severity", "artifacts_with_problems"}
+    assert {k: v for k, v in full.items() if k not in added} == headers
