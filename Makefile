@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ check: $(VENV)/.installed
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n 2
+
+# the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
+# odd filesystems and misbehaving servers
+fuzz: $(VENV)/.installed
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q tests/test_fuzz_harden.py tests/test_harden_http.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py

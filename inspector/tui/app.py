@@ -13,6 +13,7 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
 from inspector.tui.commands import binding_commands
 from inspector.tui.keys import APP_BINDINGS
@@ -52,6 +53,10 @@ class InspectorApp(App[int]):
             store = counter.store
             if store is not None and hasattr(store, "close"):
                 store.close()
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """Copy `text` with its secrets masked (every copy command goes through here)."""
+        super().copy_to_clipboard(mask_text(text))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The built-in commands, then every key binding valid on this screen."""
