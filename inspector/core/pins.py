@@ -210,8 +210,9 @@ def pinned_decision(base: Decision, lifted_decision: Decision, lifted: frozenset
     )
     if shift:
         sentence += (
-            f"; the total moved by {shift:+,} tokens (the usage baseline's len//4 tail no "
-            "longer holds the pinned messages)"
+            f"; this strategy's total moved by {shift:+,} tokens with the pinned messages held "
+            "beside the system messages (it counts those differently, e.g. a usage baseline's "
+            "tail or a total of the context messages only)"
         )
     finding = Finding("pins_what_if", "info", sentence, {"pins": sorted(lifted), "shift": shift})
     return dataclasses.replace(
@@ -242,7 +243,9 @@ def apply_pins(
     pinned = with_tool_groups(snapshot.messages, asked - out_of_range)
     prepared = strategy.prepare(snapshot, counters, counting_note)
     base = strategy.decide(prepared, settings, artifact)
-    lifted = frozenset(i for i in pinned if base.region_of(i) not in KEPT_REGIONS)
+    changing = {i for i in pinned if base.region_of(i) not in KEPT_REGIONS}
+    # a call and its results leave the span together, wherever each of them was
+    lifted = with_tool_groups(snapshot.messages, changing) & pinned
     if not lifted:
         return PinnedDecision(base, base, pinned, lifted, prepared, out_of_range)
     reduced = strategy.prepare(lifted_snapshot(snapshot, lifted), counters, counting_note)
