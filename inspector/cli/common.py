@@ -129,7 +129,8 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:
-    """No SOURCE given: the openJiuwen env folders that exist, else the bundled sample_dumps."""
+    """No SOURCE given: the openJiuwen env folders that exist, else the bundled sample_dumps
+    (the repository's folder, or the installed package's copy `inspector/samples`)."""
     found = [
         os.environ[name]
         for name in ("OPENJIUWEN_COMPRESSION_DUMP_DIR", "OPENJIUWEN_CONTEXT_DEBUG_DIR")
@@ -140,6 +141,10 @@ def default_sources(repo_samples: Path | None = None) -> list[str]:
     samples = repo_samples or Path(__file__).resolve().parents[2] / "sample_dumps"
     if samples.exists():
         return [str(samples)]
+    # installed from a wheel: sample_dumps/ ships as the data package inspector.samples
+    bundled = Path(__file__).resolve().parents[1] / "samples"
+    if repo_samples is None and bundled.is_dir():
+        return [str(bundled)]
     return ["sample_dumps"]
 
 
