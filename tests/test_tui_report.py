@@ -102,3 +102,18 @@ def test_preferences_file(tmp_path: Path) -> None:
     assert "unreadable" in load_prefs(path)[1]
     with pytest.raises(ValueError):
         update_prefs(path, api_key_env="sk-" + "x" * 30)
+
+
+def test_remembered_dump_folders_are_the_default_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.cli.common import default_sources
+
+    for name in ("OPENJIUWEN_COMPRESSION_DUMP_DIR", "OPENJIUWEN_CONTEXT_DEBUG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert default_sources()[0].endswith("sample_dumps")
+    update_prefs(dump_folders=[str(tmp_path), str(tmp_path / "gone")])
+    assert default_sources() == [str(tmp_path)]
+    monkeypatch.setenv("OPENJIUWEN_COMPRESSION_DUMP_DIR", str(tmp_path / "in"))
+    (tmp_path / "in").mkdir()
+    assert default_sources() == [str(tmp_path / "in")]
