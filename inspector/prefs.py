@@ -3,8 +3,8 @@
 `$CONTEXT_INSPECTOR_CONFIG_DIR/settings.json` when that variable is set, else
 `<user config dir>/context-inspector/settings.json` (`$XDG_CONFIG_HOME/context-inspector/`
 on Linux). Never holds an API key: only the name of the environment variable that does.
-A missing, unreadable or invalid file gives the defaults (with the problem in
-`Preferences.problem`), never an error; writes are atomic. Imports pydantic and platformdirs
+A missing, unreadable or invalid file gives the defaults (and says what was wrong), never an
+error; writes are atomic (`write_text_file`, also used for reports). Imports pydantic and platformdirs
 only: no Textual, Rich or other inspector packages.
 """
 
@@ -85,19 +85,23 @@ def load_prefs(path: Path | None = None) -> tuple[Preferences, str]:
         return Preferences(), f"{target}: {where}: {first['msg']}; using the defaults"
 
 
-def save_prefs(prefs: Preferences, path: Path | None = None) -> Path:
-    """Write the preferences atomically; returns the path."""
-    target = path or prefs_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
+def write_text_file(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically (a temporary file beside it, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(prefs.model_dump(mode="json"), stream, indent=2)
-            stream.write("\n")
-        os.replace(temp, target)
+            stream.write(text)
+        os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def save_prefs(prefs: Preferences, path: Path | None = None) -> Path:
+    """Write the preferences atomically; returns the path."""
+    target = path or prefs_path()
+    write_text_file(target, json.dumps(prefs.model_dump(mode="json"), indent=2) + "\n")
     return target
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
 from inspector.core.pins import PinError, apply_pins, format_pins, parse_pins, recorded_pins
 from inspector.core.strategy.base import Flip
+from inspector.prefs import write_text_file
 from inspector.render.report_data import build_report
 from inspector.render.report_html import report_html
 from inspector.render.report_md import report_markdown
@@ -51,19 +50,6 @@ def _check_out(out: Path, sources: list[str]) -> None:
         check_out_dir(out.parent, sources)
     except OutputDirError as error:
         raise UsageError(f"--out: {error}") from None
-
-
-def write_text_file(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically (a temporary file beside it, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def add_pin_argument(parser: argparse.ArgumentParser) -> None:

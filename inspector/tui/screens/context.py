@@ -60,7 +60,7 @@ from inspector.tui.screens.context_view import (
     regions_text,
     verdict_word,
 )
-from inspector.tui.screens.report_actions import ReportActions
+from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActions
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
@@ -575,13 +575,7 @@ class ContextScreen(ContextNavigation, TuningActions, ReportActions, InspectorSc
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer only what applies to this artifact (palette and footer follow)."""
-        if self.snapshot is None and action not in (
-            "back",
-            "show_tab",
-            "copy_why",
-            "help",
-            "write_report",
-        ):
+        if self.snapshot is None and action not in NO_CONTEXT_ACTIONS:
             return False
         if action == "toggle_after":
             return self.artifact.after is not None

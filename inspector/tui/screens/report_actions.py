@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from inspector.core.artifact import Artifact
 
 
+#: What the context view offers for an artifact without a context (a debug record alone).
+NO_CONTEXT_ACTIONS = ("back", "show_tab", "copy_why", "help", "write_report")
+
+
 def report_folder() -> Path:
     """Where the TUI writes reports: the preferences' folder, else the user data folder."""
     from inspector.prefs import load_prefs
@@ -83,7 +87,7 @@ class ReportActions:
         folder.mkdir(parents=True, exist_ok=True)
         data = self.report_data()
         stem = _file_stem(self.artifact)
-        from inspector.cli.report import write_text_file
+        from inspector.prefs import write_text_file
 
         written = []
         for suffix, text in (
