@@ -6,7 +6,8 @@ while nothing changes:
 * `poll`: a `FileFollower` primed on the folder, then `poll()` every 0.5 s as the browser's
   timer calls it, with OS notifications (watchfiles) when available, and with polling
   forced (`notify=False`, the behaviour before notifications);
-* `tui`: the whole app (headless pilot) on the folder after its load finished (`--tui`).
+* `tui`: the whole app (headless pilot) on the folder after its load finished (`--tui`),
+  with notifications and with them switched off.
 
 Then one file is written and the time until a poll reports it is shown (notifications must
 not make changes slower to appear). Run: `.venv/bin/python -m bench.bench_follow_idle [--tui]`.
@@ -63,8 +64,12 @@ def measure_poll(folder: Path, seconds: float, notify: bool) -> tuple[float, flo
         follower.close()
 
 
-async def _tui_idle(folder: Path, seconds: float) -> float:
+async def _tui_idle(folder: Path, seconds: float, polling: bool) -> float:
+    from inspector.sources import follow
     from inspector.tui.app import create_app
+
+    if polling:  # the behaviour before notifications: every tick stats every file
+        follow.ChangeWatcher.start = classmethod(lambda cls, paths: None)  # type: ignore[assignment]
 
     app = create_app([str(folder)])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -88,8 +93,10 @@ def run(out: Path, seconds: float = 15.0, tui: bool = False) -> list[str]:
             f"a new file shown after {latency:.2f} s"
         )
     if tui:
-        share = asyncio.run(_tui_idle(folder, seconds))
-        results.append(f"TUI idle, following: {share * 100:.2f} % of a core")
+        for polling in (False, True):
+            share = asyncio.run(_tui_idle(folder, seconds, polling))
+            how = "polling" if polling else "notifications"
+            results.append(f"TUI idle, following ({how}): {share * 100:.2f} % of a core")
     return results
 
 
