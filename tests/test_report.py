@@ -118,10 +118,14 @@ def test_secrets_are_masked_in_both_formats(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = secret_snapshot(tmp_path)
+    raw = json.loads(source.read_text(encoding="utf-8"))
+    # a key that straddles the preview's cut is masked before the cut
+    raw["messages"][4]["content"] = "x" * 150 + " " + SECRET
+    source.write_text(json.dumps(raw), encoding="utf-8")
     for fmt in ("md", "html"):
         code, out, _ = run(capsys, "report", str(source), "--format", fmt)
         assert code == 0
-        assert SECRET not in out
+        assert SECRET not in out and SECRET[:9] not in out
         assert "export OPENAI_API_KEY=***" in out
 
 
@@ -202,5 +206,9 @@ def test_id_filter_and_nothing_found(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0 and out.startswith(
         "# snapshot ops-incident-42/ctx_ops/CurrentRoundCompressor#2"
     )
+    code, out, _ = run(capsys, "report", str(SAMPLE_SNAPSHOTS))
+    headings = [line.split(" ")[0] for line in out.splitlines() if line.startswith("#")]
+    assert headings[0] == "#" and headings.count("#") == 1
+    assert headings.count("##") == 5 and set(headings) == {"#", "##", "###"}
     code, out, err = run(capsys, "report", str(SAMPLE_SNAPSHOTS), "--id", "no-such-id")
     assert code == 1 and out == "" and "no context found" in err

@@ -17,7 +17,7 @@ from typing import Any
 from inspector import __version__
 from inspector.core.artifact import Artifact
 from inspector.core.messages import Message
-from inspector.core.redact import mask_secrets
+from inspector.core.redact import mask_secrets, mask_text
 from inspector.core.strategy.base import Decision, Flip
 from inspector.core.strategy.report import why_json
 from inspector.core.tokens import TokenCounter
@@ -43,7 +43,8 @@ def message_preview(message: Message, limit: int = PREVIEW_CHARS) -> str:
     calls = [f"{call.name}({call.arguments})" for call in message.tool_calls]
     if calls:
         text = (text + " " if text else "") + "calls " + ", ".join(calls)
-    text = " ".join(text.split())
+    # masked before it is cut: a key cut in half would no longer look like one
+    text = mask_text(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

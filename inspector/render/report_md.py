@@ -6,6 +6,7 @@ not import Textual, Rich, the sources, llm, tui or cli packages.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -154,7 +155,8 @@ def context_markdown(report: Mapping[str, Any], level: int = 1) -> str:
             *_messages(after["messages"], False),
         ]
     text = "\n".join(lines) + "\n"
-    return text.replace("\n## ", "\n" + hashes + "# ").replace("\n### ", "\n" + hashes + "## ")
+    # sections are written at level 2 and 3 for a level-1 title: shift them in one pass
+    return re.sub(r"\n(#{2,3}) ", lambda m: "\n" + "#" * (len(m.group(1)) + level - 1) + " ", text)
 
 
 def report_markdown(reports: Sequence[Mapping[str, Any]]) -> str:

@@ -108,9 +108,15 @@ class ReportActions:
 
     def action_write_report(self) -> None:
         """Write the report of this context (Markdown, HTML, snapshot) and say where."""
+        from inspector.llm.dump_writer import OutputDirError, check_out_dir
+
         folder = report_folder()
         try:
+            check_out_dir(folder, [self.artifact.source])
             written = self.write_report(folder)
+        except OutputDirError as error:
+            self.notify(str(error), severity="error")
+            return
         except OSError as error:
             self.notify(f"could not write the report into {folder}: {error}", severity="error")
             return
