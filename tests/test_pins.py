@@ -153,3 +153,26 @@ def test_why_pin_flag_and_pins_saved_in_a_snapshot(
     assert json.loads(capsys.readouterr().out)["hit"]
     assert main(["why", str(source), "--pin", "x-y"]) == 2
     assert "--pin" in capsys.readouterr().err
+
+
+def test_report_shows_every_strategy_without_and_with_pins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inspector.core.pins import pins_across_strategies
+    from inspector.encoding import make_counters
+
+    snapshot = context()
+    source = tmp_path / "ctx.json"
+    source.write_text(json.dumps(snapshot.to_dict()), encoding="utf-8")
+    assert main(["report", str(source), "--pin", "1-6"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("## Pins across strategies (what-if)")[1].split("\n## ")[0]
+    rows = pins_across_strategies(snapshot, make_counters(), parse_pins("1-6"))
+    assert {r.strategy for r in rows} == set(registry.strategy_keys())
+    for row in rows:
+        line = next(x for x in table.splitlines() if x.startswith(f"| {row.strategy} |"))
+        assert f"| {row.before.verdict} | {row.after.verdict} ({row.after.reason}) |" in line
+    current = next(r for r in rows if r.strategy == "current_round")
+    assert current.changed and current.before.hit and not current.after.hit
+    assert main(["report", str(source)]) == 0
+    assert "Pins across strategies" not in capsys.readouterr().out

@@ -61,6 +61,7 @@ async def test_report_key_writes_md_html_and_snapshot(
         assert saved["pins"] == [4]
         markdown = (out / "snapshot-pins.md").read_text(encoding="utf-8")
         assert f"**{screen.decision.verdict}**" in markdown and "pinned (kept verbatim)" in markdown
+        assert "## Pins across strategies (what-if)" in markdown
         page = (out / "snapshot-pins.html").read_text(encoding="utf-8")
         HTMLParser().feed(page)
         assert "<script" not in page and PINNED_LABEL in page

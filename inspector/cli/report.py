@@ -17,7 +17,15 @@ from typing import Any
 from inspector.cli.common import UsageError, add_tuning_arguments
 from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
-from inspector.core.pins import PinError, apply_pins, format_pins, parse_pins, recorded_pins
+from inspector.core.pins import (
+    PinError,
+    PinRow,
+    apply_pins,
+    format_pins,
+    parse_pins,
+    pins_across_strategies,
+    recorded_pins,
+)
 from inspector.core.strategy.base import Flip
 from inspector.prefs import write_text_file
 from inspector.render.report_data import build_report
@@ -113,10 +121,16 @@ def _report_of(
     report: ReportRun, evaluated: Evaluated, pins: frozenset[int] | None
 ) -> dict[str, Any]:
     evaluated, flips, chosen = with_pins(report, evaluated, pins)
-    decision = evaluated.decision
+    decision, artifact = evaluated.decision, evaluated.artifact
     mode = getattr(decision.settings, "token_mode", None) if decision else None
     counter = report.counters.get(mode) if isinstance(mode, str) else None
-    return build_report(evaluated.artifact, decision, flips, counter, chosen)
+    rows: list[PinRow] = []
+    if chosen and artifact.snapshot is not None:
+        choice = {k: v for k, v in report.overrides.items() if k not in ("processor", "family")}
+        rows = pins_across_strategies(
+            artifact.snapshot, report.counters, chosen, choice, artifact, report.counting_note
+        )
+    return build_report(artifact, decision, flips, counter, chosen, rows)
 
 
 def run(args: argparse.Namespace) -> int:

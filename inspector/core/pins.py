@@ -253,3 +253,52 @@ def apply_pins(
     return PinnedDecision(
         pinned_decision(base, decided, lifted), base, pinned, lifted, reduced, out_of_range
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PinRow:
+    """One strategy's decision without and with the pins (for the side-by-side table)."""
+
+    strategy: str
+    processor: str
+    before: Decision
+    after: Decision
+    lifted: frozenset[int]
+
+    @property
+    def changed(self) -> bool:
+        """Whether the pins change the verdict, the reason or the regions."""
+        return (self.before.verdict, self.before.reason, self.before.regions) != (
+            self.after.verdict,
+            self.after.reason,
+            self.after.regions,
+        )
+
+
+def pins_across_strategies(
+    snapshot: ContextSnapshot,
+    counters: Mapping[str, TokenCounter],
+    pins: Iterable[int],
+    overrides: Mapping[str, Any] | None = None,
+    artifact: Artifact | None = None,
+    counting_note: str = "",
+) -> list[PinRow]:
+    """Every registered strategy's decision on the context without and with `pins`, each
+    under its own reading of the source plus `overrides` (a strategy that cannot read it
+    is left out)."""
+    from inspector.core.strategy import registry
+    from inspector.core.strategy.selection import select
+
+    rows = []
+    for strategy in registry.all_strategies():
+        try:
+            selection = select(snapshot, {**(overrides or {}), "processor": strategy.key})
+            result = apply_pins(
+                strategy, snapshot, selection.settings, counters, pins, artifact, counting_note
+            )
+        except InspectorError:
+            continue
+        rows.append(
+            PinRow(strategy.key, strategy.processor, result.base, result.decision, result.lifted)
+        )
+    return rows

@@ -17,6 +17,7 @@ from typing import Any
 from inspector import __version__
 from inspector.core.artifact import Artifact
 from inspector.core.messages import Message
+from inspector.core.pins import KEPT_REGIONS, PinRow
 from inspector.core.redact import mask_secrets, mask_text
 from inspector.core.strategy.base import Decision, Flip
 from inspector.core.strategy.report import why_json
@@ -105,6 +106,40 @@ def _region_rows(why: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(grouped.values())
 
 
+def changing_tokens(decision: Decision) -> int | None:
+    """Tokens in the regions the strategy changes (compress, offload, fold, summary)."""
+    total = 0
+    for region in decision.regions:
+        if region.name in KEPT_REGIONS:
+            continue
+        if region.tokens is not None:
+            total += region.tokens
+        elif decision.message_tokens is not None:
+            total += sum(decision.message_tokens[region.start : region.end])
+        else:
+            return None
+    return total
+
+
+def _pin_rows(rows: Sequence[PinRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "strategy": row.strategy,
+            "processor": row.processor,
+            "verdict_before": row.before.verdict,
+            "verdict_after": row.after.verdict,
+            "reason_after": row.after.reason,
+            "total_before": row.before.total_tokens,
+            "total_after": row.after.total_tokens,
+            "changing_before": changing_tokens(row.before),
+            "changing_after": changing_tokens(row.after),
+            "lifted": sorted(row.lifted),
+            "changed": row.changed,
+        }
+        for row in rows
+    ]
+
+
 def _after_tokens(
     artifact: Artifact, counter: TokenCounter | None
 ) -> tuple[list[int] | None, int | None]:
@@ -123,11 +158,13 @@ def build_report(
     flips: Sequence[Flip] = (),
     counter: TokenCounter | None = None,
     pinned: frozenset[int] = frozenset(),
+    pin_rows: Sequence[PinRow] = (),
 ) -> dict[str, Any]:
     """The report of one context as JSON values, secrets masked.
 
     `counter` prices the dump's context after compression (the decision's token mode);
-    `pinned`: message indices the user marked "keep verbatim" (a what-if, see `core.pins`).
+    `pinned`: message indices the user marked "keep verbatim" (a what-if, see `core.pins`);
+    `pin_rows`: every strategy without and with those pins (`core.pins.pins_across_strategies`).
     """
     why = why_json(artifact, decision)
     messages = artifact.snapshot.messages if artifact.snapshot is not None else ()
@@ -141,6 +178,7 @@ def build_report(
         "summary": decision.summary if decision is not None else "",
         "counting_note": decision.counting_note if decision is not None else "",
         "pins": sorted(pinned),
+        "pin_rows": _pin_rows(pin_rows),
     }
     if artifact.after is not None:
         after_tokens, after_total = _after_tokens(artifact, counter)

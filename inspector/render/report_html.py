@@ -3,7 +3,7 @@
 Inline CSS only: no script, no image, no link, no font and no address of any kind, and a
 Content-Security-Policy of `default-src 'none'` so a browser fetches nothing even if a loaded
 message holds markup (every text is escaped). Sections carry ids (`verdict`, `regions`,
-`checks`, `findings`, `flips`, `recorded`, `messages`, `after`) for tests and links within
+`checks`, `findings`, `flips`, `pins`, `recorded`, `messages`, `after`) for tests and links within
 the page. Pure string building: must not import Textual, Rich, the sources, llm, tui or cli.
 """
 
@@ -158,6 +158,33 @@ def _decision(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _pins(report: Mapping[str, Any]) -> list[str]:
+    rows = report.get("pin_rows") or []
+    if not rows:
+        return []
+    table = _table(
+        ["strategy", "without pins", "with pins", "total", "tokens to change", "lifted"],
+        [
+            (
+                r["strategy"],
+                r["verdict_before"],
+                f"{r['verdict_after']} ({r['reason_after']})",
+                f"{shown(r['total_before'])} → {shown(r['total_after'])}",
+                f"{shown(r['changing_before'])} → {shown(r['changing_after'])}",
+                ", ".join(f"#{i}" for i in r["lifted"]) or "none",
+            )
+            for r in rows
+        ],
+        classes=["pinned" if r["changed"] else "" for r in rows],
+    )
+    return [
+        '<section id="pins"><h2>Pins across strategies (what-if)</h2>'
+        '<p class="dim">Each strategy under its own reading of the source, without and with '
+        "the pins; tokens to change = tokens in the regions it compresses, offloads or folds."
+        f"</p>{table}</section>"
+    ]
+
+
 def _recorded(report: Mapping[str, Any]) -> list[str]:
     recorded = report["why"].get("recorded") or {}
     scalars, details = scalar_items(recorded), details_lines(recorded)
@@ -203,7 +230,7 @@ def context_html(report: Mapping[str, Any], anchor: str = "") -> str:
     if why.get("verdict") is None:
         parts.append('<p id="verdict">No context available: showing what the source recorded.</p>')
     else:
-        parts += _decision(report)
+        parts += _decision(report) + _pins(report)
     parts += _recorded(report)
     if report["messages"]:
         parts.append(

@@ -100,6 +100,34 @@ def _decision_sections(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _pin_section(report: Mapping[str, Any]) -> list[str]:
+    rows = report.get("pin_rows") or []
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Pins across strategies (what-if)",
+        "",
+        "Each strategy under its own reading of the source, without and with the pins; "
+        "tokens to change = tokens in the regions it compresses, offloads or folds.",
+        "",
+    ]
+    return lines + _table(
+        ["strategy", "without pins", "with pins", "total", "tokens to change", "lifted"],
+        [
+            (
+                r["strategy"],
+                r["verdict_before"],
+                f"{r['verdict_after']} ({r['reason_after']})",
+                f"{shown(r['total_before'])} → {shown(r['total_after'])}",
+                f"{shown(r['changing_before'])} → {shown(r['changing_after'])}",
+                ", ".join(f"#{i}" for i in r["lifted"]) or "none",
+            )
+            for r in rows
+        ],
+    )
+
+
 def _recorded_sections(report: Mapping[str, Any]) -> list[str]:
     recorded = report["why"].get("recorded") or {}
     scalars = scalar_items(recorded)
@@ -122,7 +150,7 @@ def context_markdown(report: Mapping[str, Any], level: int = 1) -> str:
     if why.get("verdict") is None:
         lines.append("No context available: showing what the source recorded.")
     else:
-        lines += _decision_sections(report)
+        lines += _decision_sections(report) + _pin_section(report)
     lines += _recorded_sections(report)
     if report["messages"]:
         lines += ["", "## Messages", ""] + _messages(report["messages"], True)

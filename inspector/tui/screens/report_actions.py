@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import InspectorError
-from inspector.core.pins import apply_pins, format_pins
+from inspector.core.pins import PinRow, apply_pins, format_pins, pins_across_strategies
 from inspector.core.redact import mask_secrets
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.base import Decision, Flip, Settings, Strategy
@@ -71,12 +71,18 @@ class ReportActions:
 
         def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
 
-    def report_data(self) -> dict[str, Any]:
-        """The report of the context as on screen (current settings and pins)."""
+    def report_data(self, across: bool = False) -> dict[str, Any]:
+        """The report of the context as on screen (current settings and pins); `across`: with
+        every strategy's decision without and with the pins."""
         decision = self.decision
         mode = getattr(decision.settings, "token_mode", None) if decision else None
         counter = self.counters.get(mode) if isinstance(mode, str) else None
-        return build_report(self.artifact, decision, self.flips or (), counter, self.pins)
+        rows: list[PinRow] = []
+        if across and self.pins and self.snapshot is not None:
+            rows = pins_across_strategies(
+                self.snapshot, self.counters, self.pins, None, self.artifact, self.counting_note
+            )
+        return build_report(self.artifact, decision, self.flips or (), counter, self.pins, rows)
 
     def report_text(self) -> str:
         """The report as Markdown: plain text for the clipboard (no box drawing)."""
@@ -85,7 +91,7 @@ class ReportActions:
     def write_report(self, folder: Path) -> list[Path]:
         """Write the Markdown and HTML reports and the snapshot (with its pins) into `folder`."""
         folder.mkdir(parents=True, exist_ok=True)
-        data = self.report_data()
+        data = self.report_data(across=True)
         stem = _file_stem(self.artifact)
         from inspector.prefs import write_text_file
 
