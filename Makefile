@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun fuzz
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,3 +48,14 @@ samples: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# The HTML report in Debian's headless Chromium (installed here when missing): rendered
+# regions, verdict and findings, no network request; a screenshot in bench/out/report.png.
+test-browser: $(VENV)/.installed
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	$(BIN)/python -m pytest -q slow_tests/test_report_browser.py
+
+# The wheel installed into a fresh venv outside the repository runs `inspector why` on its
+# bundled samples with exact counting (builds the wheel; dependencies from the registry).
+test-wheel: $(VENV)/.installed
+	$(BIN)/python -m pytest -q slow_tests/test_wheel_install.py

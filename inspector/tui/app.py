@@ -12,6 +12,7 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
+from textual.theme import Theme
 
 from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
@@ -43,9 +44,26 @@ class InspectorApp(App[int]):
         self.loader = loader
 
     def on_mount(self) -> None:
-        """Open the browser on the sources."""
-        self.theme = "textual-dark"
+        """Open the browser on the sources, in the theme chosen last time."""
+        from inspector.prefs import load_prefs
+
+        prefs, problem = load_prefs()
+        self.theme = prefs.theme if prefs.theme in self.available_themes else "textual-dark"
+        if problem:
+            self.notify(problem, severity="warning")
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.push_screen(BrowserScreen(self.sources, self.overrides, self.counters, self.loader))
+
+    def _remember_theme(self, theme: Theme) -> None:
+        """Save the theme in the preferences file (best-effort: a read-only home is fine)."""
+        from inspector.prefs import load_prefs, update_prefs
+
+        if load_prefs()[0].theme == theme.name:
+            return
+        try:
+            update_prefs(theme=theme.name)
+        except OSError as error:
+            self.notify(f"could not save the theme: {error}", severity="warning")
 
     def on_unmount(self) -> None:
         """Write the token cache and close it."""

@@ -263,7 +263,11 @@ class BrowserScreen(InspectorScreen[None]):
             return list(self.loader([str(path) for path in paths]))
 
         follower = FileFollower(
-            self.sources, settle=FOLLOW_SETTLE, include_existing=False, loader=load_group
+            self.sources,
+            settle=FOLLOW_SETTLE,
+            include_existing=False,
+            loader=load_group,
+            notify=True,  # OS notifications where available: an idle browser costs nothing
         )
         try:
             follower.poll()

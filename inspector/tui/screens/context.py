@@ -49,8 +49,8 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.render.verdict import after_role, render_to_text
-from inspector.render.why_report import checks_table, findings_table, why_report
+from inspector.render.verdict import after_role
+from inspector.render.why_report import checks_table, findings_table
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
@@ -60,6 +60,7 @@ from inspector.tui.screens.context_view import (
     regions_text,
     verdict_word,
 )
+from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActions
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
@@ -71,7 +72,7 @@ from inspector.tui.widgets.why_panel import WhyPanel, why_body
 FLIPS_DELAY = 0.05
 
 
-class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
+class ContextScreen(ContextNavigation, TuningActions, ReportActions, InspectorScreen[None]):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
     BINDINGS = CONTEXT_BINDINGS
@@ -258,6 +259,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._decided(decision)
 
     def _decided(self, decision: Decision) -> None:
+        decision = self.with_pins(decision)
         release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
         if decision.numbers.get("openjiuwen_version") != release:
@@ -573,7 +575,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer only what applies to this artifact (palette and footer follow)."""
-        if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
+        if self.snapshot is None and action not in NO_CONTEXT_ACTIONS:
             return False
         if action == "toggle_after":
             return self.artifact.after is not None
@@ -685,8 +687,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self.notify("why report copied", timeout=2)
 
     def why_text(self) -> str:
-        """The why report of the current settings as plain text."""
-        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
+        """The why report of the current settings as plain text (Markdown, no box drawing)."""
+        return self.report_text()
 
     def settings_fields(self) -> list[str]:
         """Names of the current strategy's settings (for tests and the palette)."""
