@@ -115,7 +115,7 @@ class RunningSwarm:
         model_url: str,
         *,
         tokens_threshold: int = 3000,
-        messages_to_keep: int = 4,
+        messages_to_keep: int = 2,
         api_key: str = "sk-scripted-0123456789abcdefXYZ",
     ) -> None:
         self.home = home
@@ -142,12 +142,14 @@ class RunningSwarm:
         }
         env.update(
             JIUWENSWARM_DATA_DIR=str(self.home),
+            JIUWENSWARM_HOME=str(self.home),
             TIKTOKEN_CACHE_DIR=str(swarm_venv() / "tiktoken_cache"),
             PATH=f"{self.bin}:{env.get('PATH', '')}",
             NO_PROXY="127.0.0.1,localhost",
             no_proxy="127.0.0.1,localhost",
         )
         env.update(self.ports())
+        env.pop("PYTHONPATH", None)
         return env
 
     def ports(self) -> dict[str, str]:
@@ -164,8 +166,15 @@ class RunningSwarm:
     def prepare(self) -> None:
         """A fresh home folder from jiuwenswarm's own init, aimed at the scripted model."""
         self.home.mkdir(parents=True, exist_ok=True)
+        # jiuwenswarm's own workspace preparation (what jiuwenswarm-app runs on first start),
+        # into JIUWENSWARM_DATA_DIR; `jiuwenswarm-init` would write to ~/.jiuwenswarm
         subprocess.run(
-            [str(self.bin / "jiuwenswarm-init")],
+            [
+                str(self.bin / "python"),
+                "-c",
+                "from jiuwenswarm.common.utils import prepare_workspace; "
+                "prepare_workspace(overwrite=False)",
+            ],
             env=self.env(),
             check=True,
             capture_output=True,

@@ -87,7 +87,7 @@ def _resolve(value: Any, env: Mapping[str, str]) -> Any:
     name, default = match.group(1), match.group(2)
     if name in env and env[name]:
         return env[name]
-    return default if default is not None else None
+    return yaml_subset.scalar(default) if default is not None else None
 
 
 def read_config(home: Path) -> SwarmConfig:

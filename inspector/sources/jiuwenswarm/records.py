@@ -172,8 +172,9 @@ def _decode_blob(value: Any) -> bytes | None:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
+        # the KV store writes bytes as "__BYTES__:" + base64
         try:
-            return base64.b64decode(value, validate=True)
+            return base64.b64decode(value.removeprefix("__BYTES__:"), validate=True)
         except ValueError:
             return None
     return None

@@ -2,8 +2,7 @@
 
 Handles block mappings and sequences by indentation, `- ` items (scalars or mappings),
 inline flow lists (`[ "tool" ]`), quoted and plain scalars (null, booleans, integers,
-floats), `# comments`, and `${VAR:-default}` placeholders (kept as their default, or as
-the text when there is none: the agent's environment is not ours to read). Anything
+floats), `# comments`; `${VAR:-default}` placeholders stay as written (the caller resolves them). Anything
 else (anchors, multi-line strings, flow mappings) becomes the raw text of its line;
 a line that cannot be placed raises `ValueError` with its line number.
 Must not import anything outside the standard library.
@@ -15,7 +14,6 @@ import json
 import re
 from typing import Any
 
-_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
 
 
@@ -55,9 +53,6 @@ def scalar(text: str) -> Any:
         return body.replace("''", "'")
     if _NUMBER.fullmatch(text):
         return float(text) if any(c in text for c in ".eE") else int(text)
-    match = _PLACEHOLDER.fullmatch(text)
-    if match and match.group(2) is not None:
-        return scalar(match.group(2))
     return text
 
 
