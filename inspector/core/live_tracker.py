@@ -196,9 +196,9 @@ class LiveTracker:
             marks.append(TriggerMark(processor, percent, tokens, "config"))
         for processor, fired in self._fired.items():
             percent = min(fired.rates) if fired.rates else None
-            tokens = min(fired.tokens) if fired.tokens else None
+            least = min(fired.tokens) if fired.tokens else None
             count = max(len(fired.rates), len(fired.tokens))
-            marks.append(TriggerMark(processor, percent, tokens, "frames", count))
+            marks.append(TriggerMark(processor, percent, least, "frames", count))
         return marks
 
     def scale_note(self) -> str | None:

@@ -11,6 +11,8 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from inspector.sources.jiuwenswarm.config import SwarmConfig, read_config
 from inspector.sources.jiuwenswarm.home import SwarmTarget, find_home, home_for_gateway
 
@@ -53,7 +55,7 @@ def is_swarm_log(path: object) -> bool:
 
 
 def swarm_results(
-    target: object, paths: list[object], counters: object = None
+    target: object, paths: Sequence[object], counters: object = None
 ) -> list[object] | None:
     """What the loader yields for `target` when it is jiuwenswarm's, else None.
 

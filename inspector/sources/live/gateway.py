@@ -411,7 +411,8 @@ def _judge(
     """The probe's verdict on one `session.list` answer; GatewayRefused saying why not."""
     if not isinstance(response, dict):
         raise GatewayRefused(f"{url} is not a jiuwenswarm web gateway (odd answer to session.list)")
-    payload = response.get("payload") if isinstance(response.get("payload"), dict) else {}
+    raw_payload = response.get("payload")
+    payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
     transport = ack_payload.get("transport") if isinstance(ack_payload, dict) else None
     if transport == "tui" or "current_branch" in payload:
         raise GatewayRefused(

@@ -12,6 +12,8 @@ goes through the secret masking.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -86,7 +88,7 @@ def operation_view(operation: Operation, tracker: LiveTracker | None = None) -> 
 class OperationScreen(ModalScreen[None]):
     """One operation in full; Escape closes."""
 
-    BINDINGS: list[BindingType] = [Binding("escape,q", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
 
     DEFAULT_CSS = """
     OperationScreen { align: center middle; }
