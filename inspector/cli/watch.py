@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -366,6 +367,18 @@ def _config_triggers(args: argparse.Namespace, url: str) -> dict[str, int]:
         return {}
 
 
+def _use_home(given: str) -> None:
+    """Point the live sessions at this home folder (jiuwenswarm's own variable says where)."""
+    from pathlib import Path
+
+    from inspector.sources.jiuwenswarm import find_home
+
+    target = find_home(Path(given))
+    if target is None:
+        raise UsageError(f"inspector watch: {given} is not a jiuwenswarm home folder")
+    os.environ["JIUWENSWARM_DATA_DIR"] = str(target.home)
+
+
 def _print_probe(probe: Any, args: argparse.Namespace, console: Any) -> None:
     """`--once` on a gateway: the session as it is now (metadata masked)."""
     session = mask_secrets(probe.session) if probe.session is not None else None
@@ -499,6 +512,8 @@ async def _watch(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         console = Console(highlight=False, soft_wrap=True)
+    if args.home:
+        _use_home(args.home)
     view = _View()
     probes = await _probe_all(args, console, view)
     if probes is None:

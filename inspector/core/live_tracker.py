@@ -27,6 +27,7 @@ from inspector.core.live_events import (
     CompressionState,
     ContextCompressed,
     ContextUsage,
+    GatewayEvent,
     LiveEvent,
     NewArtifact,
     SourceProblem,
@@ -54,6 +55,8 @@ class Operation:
         return bool(self.latest and self.latest.is_terminal)
 
 
+#: The inspector-made event carrying the agent's own thresholds (from its home folder).
+AGENT_CONFIG_EVENT = "inspector.agent_config"
 #: The context engine's default window, which jiuwenswarm's compression frames are against.
 ENGINE_DEFAULT_WINDOW = 200_000
 
@@ -149,6 +152,12 @@ class LiveTracker:
         elif isinstance(event, SourceProblem):
             self.problems.append(event)
             del self.problems[: -self.keep]
+        elif isinstance(event, GatewayEvent) and event.name == AGENT_CONFIG_EVENT:
+            triggers = event.payload.get("triggers") if isinstance(event.payload, Mapping) else None
+            if isinstance(triggers, Mapping):
+                self.config_triggers = {
+                    str(k): int(v) for k, v in triggers.items() if isinstance(v, int)
+                }
         else:
             self.unknown += 1
 

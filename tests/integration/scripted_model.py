@@ -3,8 +3,10 @@
 Answers `POST .../chat/completions` (streamed as server-sent events or as one JSON body):
 a compression request of openJiuwen's DialogueCompressor (its `[Target Mapping]` payload)
 gets the JSON `{"blocks": [...]}` the processor parses, one short summary per block id;
-any other request gets a long, numbered assistant answer, so a few turns pass a small
-`tokens_threshold`. Usage numbers are len(JSON)//4 of the request and of the reply.
+a new user turn first gets a call of the agent's read-only `todo_list` tool (so each
+turn is a ReAct round with something between the question and the answer, which is what
+DialogueCompressor folds), and after the tool result a long, numbered answer, so a few
+turns pass a small `tokens_threshold`. Usage numbers are len(JSON)//4 of the request and of the reply.
 Every request is recorded (`requests`), with whether it was a compression call.
 """
 
@@ -45,6 +47,7 @@ class ScriptedModel:
     """The server; `base_url` ends in /v1. Use as a context manager."""
 
     answer_words: int = 420
+    tool_name: str | None = "todo_list"
     requests: list[ModelCall] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _turn: int = 0
@@ -73,6 +76,9 @@ class ScriptedModel:
             messages and messages[0].get("role") == "system" and "ReAct" in texts[0]
         ):
             return "Summary: the user asked numbered questions; each was answered.", True
+        last = messages[-1].get("role") if messages else None
+        if self.tool_name and last == "user":
+            return "", False
         self._turn += 1
         words = " ".join(f"fact{self._turn}_{i}" for i in range(self.answer_words))
         return f"Answer {self._turn}: {words}", False
@@ -97,6 +103,13 @@ class ScriptedModel:
                     request = {}
                 messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
                 reply, compression = model.reply_for(messages)
+                call = None
+                if not compression and not reply and model.tool_name:
+                    call = {
+                        "id": f"call_{len(model.requests)}",
+                        "type": "function",
+                        "function": {"name": model.tool_name, "arguments": "{}"},
+                    }
                 usage = {
                     "prompt_tokens": len(raw) // 4,
                     "completion_tokens": max(len(reply) // 4, 1),
@@ -104,11 +117,20 @@ class ScriptedModel:
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 model.requests.append(ModelCall(compression, messages, reply, usage))
                 if request.get("stream"):
-                    self._stream(reply, usage, str(request.get("model") or "scripted"))
+                    self._stream(reply, usage, str(request.get("model") or "scripted"), call)
                 else:
-                    self._send(200, self._body(reply, usage, request), "application/json")
+                    self._send(200, self._body(reply, usage, request, call), "application/json")
 
-            def _body(self, reply: str, usage: dict[str, int], request: dict[str, Any]) -> bytes:
+            def _body(
+                self,
+                reply: str,
+                usage: dict[str, int],
+                request: dict[str, Any],
+                call: dict[str, Any] | None,
+            ) -> bytes:
+                message: dict[str, Any] = {"role": "assistant", "content": reply}
+                if call is not None:
+                    message["tool_calls"] = [call]
                 return json.dumps(
                     {
                         "id": "chatcmpl-scripted",
@@ -118,15 +140,17 @@ class ScriptedModel:
                         "choices": [
                             {
                                 "index": 0,
-                                "message": {"role": "assistant", "content": reply},
-                                "finish_reason": "stop",
+                                "message": message,
+                                "finish_reason": "tool_calls" if call else "stop",
                             }
                         ],
                         "usage": usage,
                     }
                 ).encode()
 
-            def _stream(self, reply: str, usage: dict[str, int], name: str) -> None:
+            def _stream(
+                self, reply: str, usage: dict[str, int], name: str, call: dict[str, Any] | None
+            ) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -139,7 +163,13 @@ class ScriptedModel:
                     self._event(
                         {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}, name
                     )
-                self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}, name)
+                if call is not None:
+                    delta = {"tool_calls": [{"index": 0, **call}]}
+                    self._event(
+                        {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}, name
+                    )
+                finish = "tool_calls" if call else "stop"
+                self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}, name)
                 self._event({"choices": [], "usage": usage}, name)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
