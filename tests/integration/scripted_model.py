@@ -76,8 +76,9 @@ class ScriptedModel:
             messages and messages[0].get("role") == "system" and "ReAct" in texts[0]
         ):
             return "Summary: the user asked numbered questions; each was answered.", True
-        last = messages[-1].get("role") if messages else None
-        if self.tool_name and last == "user":
+        asked = max((i for i, t in enumerate(texts) if "Question " in t), default=-1)
+        answered = any(m.get("role") == "tool" for m in messages[asked + 1 :])
+        if self.tool_name and asked >= 0 and not answered:
             return "", False
         self._turn += 1
         words = " ".join(f"fact{self._turn}_{i}" for i in range(self.answer_words))

@@ -254,7 +254,7 @@ class RunningSwarm:
 
 
 async def chat(
-    url: str, session_id: str, text: str, timeout: float = 120.0
+    url: str, session_id: str, text: str, timeout: float = 180.0, api_key: str = ""
 ) -> list[dict[str, Any]]:
     """Send one user turn as the web UI does; every frame until its chat.final (or error)."""
     from websockets.asyncio.client import connect
@@ -262,7 +262,8 @@ async def chat(
     frames: list[dict[str, Any]] = []
     origin = url.replace("ws://", "http://").split("/ws")[0]
     async with connect(
-        f"{url}?session_id={session_id}&user_id=driver",
+        f"{url}?session_id={session_id}&user_id=driver"
+        + (f"&api_key={api_key}" if api_key else ""),
         origin=origin,
         max_size=None,  # type: ignore[arg-type]
     ) as ws:
@@ -294,6 +295,39 @@ def drive(swarm: RunningSwarm, session_id: str, turns: int) -> list[list[dict[st
     for turn in range(1, turns + 1):
         out.append(asyncio.run(chat(swarm.ws_url, session_id, f"Question {turn}: tell me more.")))
     return out
+
+
+def export_home(home: Path, log: Path, dest: Path) -> None:
+    """A small copy of a real home for tests: config, transcripts, checkpoint, log lines.
+
+    The checkpoint is copied with SQLite's backup API from a read-only connection (its WAL
+    included); the stdout log keeps only its compression-state lines.
+    """
+    import sqlite3
+
+    (dest / "config").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(home / "config" / "config.yaml", dest / "config" / "config.yaml")
+    for folder in sorted((home / "agent" / "sessions").iterdir()):
+        target = dest / "agent" / "sessions" / folder.name
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("history.jsonl", "metadata.json"):
+            if (folder / name).is_file():
+                shutil.copyfile(folder / name, target / name)
+    checkpoint = home / "agent" / ".checkpoint" / "checkpoint.db"
+    if checkpoint.is_file():
+        (dest / "agent" / ".checkpoint").mkdir(parents=True, exist_ok=True)
+        source = sqlite3.connect(f"file:{checkpoint}?mode=ro", uri=True)
+        copy = sqlite3.connect(dest / "agent" / ".checkpoint" / "checkpoint.db")
+        source.backup(copy)
+        copy.execute("PRAGMA journal_mode=DELETE")
+        copy.close()
+        source.close()
+    lines = [
+        line
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if "context compression state:" in line
+    ]
+    (dest / "stdout.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> int:
