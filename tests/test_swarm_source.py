@@ -124,17 +124,17 @@ def test_the_held_context_counts_as_the_agent_counted_it(home: Path) -> None:
     dialogue = next(a for a in artifacts if a.processor == "DialogueCompressor")
     assert dialogue.snapshot is not None and len(dialogue.snapshot.messages) == len(stored)
     assert "checkpoint" in dialogue.recorded["context"]
-    # the agent's last logged evaluation saw exactly the context the checkpoint stored
-    last = [op for op in read_log(home / "stdout.log") if op.status == "started"][-1]
+    # the context the checkpoint stored is what the agent's last logged state left behind,
+    # and we count it as the agent did (cl100k, 0.1.16 rules)
+    last = [op for op in read_log(home / "stdout.log") if op.status != "started"][-1]
     from inspector.core.strategy.selection import select
     from inspector.encoding import make_counters
-    from inspector.sources.loader import load_paths as _  # noqa: F401 - counters below
 
     selection = select(dialogue.snapshot, {})
     prepared = selection.strategy.prepare(dialogue.snapshot, make_counters())
     decision = selection.strategy.decide(prepared, selection.settings)
-    assert last.before_messages == len(stored)
-    assert decision.total_tokens == last.before_tokens
+    assert last.after_messages == len(stored)
+    assert decision.total_tokens == last.after_tokens
 
 
 def test_without_the_checkpoint_the_transcript_is_folded_and_says_so(home: Path) -> None:

@@ -145,8 +145,8 @@ def test_a_real_jiuwenswarm_compresses_and_the_inspector_agrees(tmp_path: Path) 
     by = {x["processor"]: x for x in map(json.loads, why.stdout.splitlines())}
     completed = [op for op in logged if op.processor == "DialogueCompressor" and op.compressed]
     assert by["DialogueCompressor"]["recorded"]["compressions"] == len(completed) >= 1
-    last = [op for op in logged if op.status == "started"][-1]
-    assert by["DialogueCompressor"]["total_tokens"] == last.before_tokens
+    last = [op for op in logged if op.status != "started"][-1]
+    assert by["DialogueCompressor"]["total_tokens"] == last.after_tokens
     assert KEY not in why.stdout
     print(
         f"\nswarm integration: {time.monotonic() - started:.0f} s, {len(logged)} logged states, "
