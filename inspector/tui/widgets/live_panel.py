@@ -6,8 +6,8 @@ Attributes down: the browser screen owns the `LiveTracker` and the follow state 
 usage gauge marks the agent's own trigger points (from its config and from where its
 frames showed it compress), with a line explaining the frames' 200,000-token,
 conversation-only numbers. Every compression operation is one row of a scrollable list,
-newest first; Enter on a row opens the operation's detail screen. Hidden until something
-is live.
+newest first; Enter on a row posts `OperationChosen`, on which the screen opens the
+operation's detail screen. Hidden until something is live.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -166,15 +167,21 @@ class LivePanel(Vertical):
         first = text.plain.split("\n", 1)[0]
         return text[: len(first)]
 
+    class OperationChosen(Message):
+        """Enter on an operation: the screen opens its detail (widgets never import screens)."""
+
+        def __init__(self, operation: Operation, tracker: LiveTracker | None) -> None:
+            super().__init__()
+            self.operation = operation
+            self.tracker = tracker
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        """Enter on an operation opens its detail screen."""
+        """Enter on an operation asks the screen to open its detail."""
         event.stop()
         index = event.option_index
         if 0 <= index < len(self._operations):
-            from inspector.tui.screens.operation import OperationScreen
-
             tracker = self._shown[1] if self._shown is not None else None
-            self.app.push_screen(OperationScreen(self._operations[index], tracker))
+            self.post_message(self.OperationChosen(self._operations[index], tracker))
 
     @property
     def operations(self) -> list[Operation]:
