@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ parity-live: $(VENV)/.installed
 # re-record the re-run corpus (tests/data/rerun/) from the real releases' cached environments
 parity-rerun: $(VENV)/.installed
 	$(BIN)/python -m parity_live.rerun_scenarios
+
+# A real jiuwenswarm 0.2.3 (its own cached venv under ~/.cache/context-inspector/) on
+# 127.0.0.1 with a scripted model, driven until it compresses; several minutes
+test-swarm: $(VENV)/.installed
+	INSPECTOR_SWARM=1 $(BIN)/python -m pytest -q -s tests/integration
 
 samples: $(VENV)/.installed
 	$(BIN)/python -m tools.samples sample_dumps

@@ -524,6 +524,12 @@ class BrowserScreen(InspectorScreen[None]):
         threshold = float(ratio) * 100 if isinstance(ratio, int | float) else 80.0
         self.query_one("#live-panel", LivePanel).show(self.follow_state, self.tracker, threshold)
 
+    def on_live_panel_operation_chosen(self, message: LivePanel.OperationChosen) -> None:
+        """Enter on a live operation opens its detail screen."""
+        from inspector.tui.screens.operation import OperationScreen
+
+        self.app.push_screen(OperationScreen(message.operation, message.tracker))
+
     def action_connect(self) -> None:
         """Open the connect dialog; a chosen source starts showing live events."""
         self.app.push_screen(ConnectDialog(), self.start_connection)
