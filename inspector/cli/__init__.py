@@ -28,6 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "rerun": "inspector.cli.rerun",
     "cache": "inspector.cli.cache",
     "schema": "inspector.cli.schema",
+    "index": "inspector.cli.index",
 }
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2

@@ -2,7 +2,8 @@
 
 `snapshot` (our interchange format), `dump` (openJiuwen's compression dump), `debug` (a
 debug-log record, a union on `event`), `llm_request` (0.1.19's `llm_request.jsonl`
-record), `why` (a `why --json` line) and `stats` (the `stats --json` line). The rules
+record), `why` (a `why --json` line), `stats` (the `stats --json` line) and `index`
+(one row of the Parquet decision index). The rules
 shared by all of them (unknown keys kept, strict types, NaN and huge integers refused, one
 located error) are in `inspector.formats.base`. The bulk message objects stay the slots
 dataclasses of `inspector.core.messages`. Must not import anything outside pydantic, the
@@ -18,6 +19,7 @@ from pydantic import TypeAdapter
 from inspector.formats.base import FormatModel, format_error, validate
 from inspector.formats.debug import DEBUG_RECORD, DebugRecord, parse_debug_record
 from inspector.formats.dump import DumpDocument
+from inspector.formats.index import IndexRow
 from inspector.formats.llm_request import LlmRequestRecord
 from inspector.formats.output import ErrorLine, StatsLine, WhyLine
 from inspector.formats.snapshot import SnapshotEnvelope
@@ -29,6 +31,7 @@ __all__ = [
     "DumpDocument",
     "ErrorLine",
     "FormatModel",
+    "IndexRow",
     "LlmRequestRecord",
     "SnapshotEnvelope",
     "StatsLine",
@@ -49,6 +52,7 @@ _PUBLIC: dict[str, tuple[Any, str]] = {
     "llm_request": (LlmRequestRecord, "one llm_request.jsonl record (openJiuwen 0.1.19)"),
     "why": (WhyLine, "one `inspector why --json` line"),
     "stats": (StatsLine, "the `inspector stats --json` line"),
+    "index": (IndexRow, "one row of the `inspector index` Parquet decision index"),
 }
 
 #: The formats `inspector schema NAME` knows, in the order `--help` lists them.
