@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from inspector.cli.common import (
     UsageError,
     add_tuning_arguments,
-    apply_overrides,
     check_overrides,
     print_json_line,
     tuning_overrides,
@@ -36,6 +35,9 @@ from inspector.core.compaction import Sampling, release_sampling
 from inspector.core.errors import ConfigError
 from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
+from inspector.core.strategy.base import rerun_strategy
+from inspector.core.strategy.registry import all_strategies
+from inspector.core.strategy.selection import select
 from inspector.core.tuning import Tuning
 
 if TYPE_CHECKING:
@@ -358,6 +360,21 @@ def _report(
     )
 
 
+def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
+    """The selected strategy's re-run tuning (the recorded settings with the user's flags);
+    a strategy that cannot be re-run is a usage error naming those that can."""
+    assert artifact.snapshot is not None
+    selection = select(artifact.snapshot, overrides)
+    strategy = rerun_strategy(selection.strategy)
+    if strategy is None:
+        able = [s.key for s in all_strategies() if rerun_strategy(s) is not None]
+        raise UsageError(
+            f"{selection.strategy.processor} cannot be re-run here: rerun replays openJiuwen's "
+            f"LLM compaction of {', '.join(able)} (--processor)"
+        )
+    return strategy.rerun_tuning(selection.settings)
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, re-run, write, report; exit status as in the module docstring."""
     from inspector.llm import (
@@ -384,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     release = overrides.get("openjiuwen_version")
     try:
-        tuning = apply_overrides(artifact.snapshot.tuning, overrides)
+        tuning = _rerun_tuning(artifact, overrides)
         tuning, choice = rerun_counting(
             artifact.snapshot,
             tuning,

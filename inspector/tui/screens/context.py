@@ -27,6 +27,7 @@ from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
+from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
     Decision,
     Flip,
@@ -34,11 +35,11 @@ from inspector.core.strategy.base import (
     Settings,
     Strategy,
     region_changes,
+    rerun_strategy,
 )
 from inspector.core.strategy.fields import fields_of
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
 from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, decision_parts
 from inspector.render.message_detail import Placement, message_detail, message_plain_text
@@ -57,7 +58,6 @@ from inspector.tui.screens.context_navigation import ContextNavigation
 from inspector.tui.screens.context_view import (
     decision_verdict,
     regions_text,
-    tuning_overrides_of,
     verdict_word,
 )
 from inspector.tui.screens.tuning_actions import TuningActions
@@ -311,7 +311,11 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         previous = self.decision.settings if self.decision is not None else None
         if previous is None:
             return start
-        recorded = self.prepared_recorded.get(type(previous))
+        recorded = (
+            self.recorded
+            if type(self.recorded) is type(previous)
+            else self.prepared_recorded.get(type(previous))
+        )
         changed = {
             name: value
             for name, value in previous.model_dump().items()
@@ -641,32 +645,31 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         """Open the strategies view: this context under each compressor, side by side."""
         if self.snapshot is None:
             return
+        from inspector.core.compare import CompareEntry, default_names
         from inspector.tui.screens.compare_screen import CompareScreen
 
-        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
+        entries = [CompareEntry(self.strategy, self.settings)] + [
+            CompareEntry(other, self._carried_settings(other))
+            for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
+        ]
+        mode = getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode)
+        self.app.push_screen(CompareScreen(self.artifact, entries, self.counters, mode))
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
-        if self.snapshot is None or "rerun" not in self.strategy.capabilities:
+        strategy = rerun_strategy(self.strategy)
+        if self.snapshot is None or strategy is None:
             return
         from inspector.tui.screens.rerun_screen import open_rerun
 
         artifact = self.artifact
         release = getattr(self.settings, "openjiuwen_version", None)
-        if isinstance(release, str) and self.snapshot is not None:
+        if isinstance(release, str):
             # the re-run follows the release the Tune panel shows, like the decision does
             snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
             artifact = dataclasses.replace(artifact, snapshot=snapshot)
-        open_rerun(self.app, artifact, self._tuning(), counters=self.counters)
-
-    def _tuning(self) -> Tuning:
-        """The engine tuning the re-run and the strategies view take (the current settings by
-        their short names; another family keeps the recorded processor)."""
-        assert self.snapshot is not None
-        changes: dict[str, Any] = dict(tuning_overrides_of(self.settings))
-        if self.strategy.key in PROCESSOR_KINDS:
-            changes["processor"] = self.strategy.key
-        return apply_overrides(self.snapshot.tuning, changes)
+        tuning = strategy.rerun_tuning(self.settings)
+        open_rerun(self.app, artifact, tuning, counters=self.counters)
 
     def action_copy_message(self) -> None:
         """Copy the selected message to the clipboard."""

@@ -8,8 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from inspector.core.strategy.base import Decision, Settings
-from inspector.core.strategy.fields import fields_of
+from inspector.core.strategy.base import Decision
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 
@@ -73,12 +72,3 @@ def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
             amount = ""
         text.append(f"{count} msgs{where}{amount}")
     return text
-
-
-def tuning_overrides_of(settings: Settings) -> dict[str, Any]:
-    """The settings by our older short names where a field has one (`trigger_ratio`, ...)."""
-    return {
-        info.alias: getattr(settings, info.name)
-        for info in fields_of(type(settings))
-        if info.alias is not None
-    }
