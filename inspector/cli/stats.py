@@ -26,8 +26,10 @@ def run(args: argparse.Namespace) -> int:
     """Load every source, compute the statistics, print them."""
     # stats reads only what each artifact recorded: no context is rebuilt or counted
     report = ReportRun(args, contexts=False)
-    artifacts = list(report.artifacts())
-    stats = compute_stats(artifacts, errors=report.errors)
+    # one pass over the artifacts as they load (a streamed debug log is never held whole);
+    # the errors are counted during that pass
+    stats = compute_stats(report.artifacts())
+    stats["errors"] = report.errors
     if report.json:
         print_json_line({"kind": "stats", "sources": report.sources, **stats})
     else:
