@@ -505,7 +505,9 @@ async def test_debug_record_without_context(counters: dict[str, TokenCounter]) -
         [str(REFERENCE / "c_below_threshold" / "CurrentRoundCompressor.jsonl")], counters=counters
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_row(app, pilot, lambda row: row.artifact is not None)
+        await settle(app, pilot)  # one file, one record: it opens straight into its view
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
         assert not screen.has_context and screen.decision is None
         assert "no context" in text_of(screen.query_one("#verdict"))
         await pilot.press("p", "s", "a", "1")  # nothing to tune: no crash

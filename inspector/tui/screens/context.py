@@ -10,11 +10,9 @@ for the hybrid pipeline) and the flips follow in a debounced worker.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,43 +33,39 @@ from inspector.core.strategy.base import (
     Strategy,
     region_changes,
 )
-from inspector.core.strategy.fields import fields_of
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
 from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, decision_parts
-from inspector.render.message_detail import Placement, message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
     recorded_answer,
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.render.verdict import after_role, render_to_text
-from inspector.render.why_report import checks_table, findings_table, why_report
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_launch import ContextLaunch
 from inspector.tui.screens.context_navigation import ContextNavigation
+from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
-    regions_text,
-    tuning_overrides_of,
-    verdict_word,
 )
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
 from inspector.tui.widgets.message_list import MessageList
 from inspector.tui.widgets.settings_panel import SettingsPanel
-from inspector.tui.widgets.why_panel import WhyPanel, why_body
+from inspector.tui.widgets.why_panel import WhyPanel
 
 #: Seconds the settings must stay unchanged before the flips are searched again.
 FLIPS_DELAY = 0.05
 
 
-class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
+class ContextScreen(
+    ContextSide, ContextLaunch, ContextNavigation, TuningActions, InspectorScreen[None]
+):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
     BINDINGS = CONTEXT_BINDINGS
@@ -126,6 +120,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._after_priced: dict[str, PricedContext] = {}
         self._side_keys: dict[str, object] = {}
         self._flips_timer: Timer | None = None
+        self._side_timer: Timer | None = None
         self._footer_has_flips = False
         self._shown_tokens: object = None
         if self.snapshot is not None:
@@ -375,7 +370,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             parts = decision_parts(decision)
             note = decision.gauge.note if decision.gauge is not None else ""
             bar.show(parts, recorded, note=note)
-        self.refresh_side()
+        self.schedule_side()
 
     def _redraw_after(self, decision: Decision) -> None:
         """The dump's context after compression, counted like the one before."""
@@ -405,106 +400,6 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             decision.threshold or 0,
             gauge.minimum if gauge is not None else 0,
         )
-
-    # --- the side panel: only the visible tab is drawn ----------------------------------
-
-    def active_tab(self) -> str | None:
-        """'detail', 'why' or 'tune' when the side panel is on screen, else None."""
-        side = self.query_one("#side", TabbedContent)
-        if not side.display:
-            return None
-        return (side.active or "tab-why").removeprefix("tab-")
-
-    def refresh_side(self, force: bool = False) -> None:
-        """Redraw the visible tab if what it shows changed (hidden tabs wait until shown)."""
-        tab = self.active_tab()
-        if tab is None or self.decision is None:
-            return
-        if tab == "detail":
-            self._show_detail(self.query_one(MessageList).cursor, force)
-        elif tab == "why":
-            self._fill_why(force)
-        elif tab == "tune":
-            self._fill_tune(force)
-
-    def _fill_tune(self, force: bool = False) -> None:
-        decision = self.decision
-        if decision is None:
-            return
-        key = (self.settings, self.recorded_decision is not None)
-        if not force and self._side_keys.get("tune") == key:
-            return
-        self._side_keys["tune"] = key
-        verdicts = None
-        if self.recorded_decision is not None:
-            verdicts = (
-                verdict_word(self.recorded_decision, self.palette),
-                verdict_word(decision, self.palette),
-            )
-        self.query_one(SettingsPanel).show(self.settings, self.recorded, verdicts)
-
-    def _fill_why(self, force: bool = False) -> None:
-        decision = self.decision
-        if decision is None:
-            return
-        key = (self.settings, self.strategy.key, self.flips is not None)
-        if not force and self._side_keys.get("why") == key:
-            return
-        self._side_keys["why"] = key
-        panel = self.query_one(WhyPanel)
-        panel.show_recorded(
-            recorded_vs_ours(self.artifact, decision, self.palette),
-            timeline_renderable(self.artifact, self.palette),
-        )
-        head: list[Any] = [regions_text(decision, self.palette)]
-        if decision.summary:
-            head.append(Text(decision.summary, "dim"))
-        if not decision.exact_counting and decision.counting_note:
-            head.append(Text(f"⚠ {decision.counting_note}", self.palette("caution")))
-        panel.show_report(
-            Group(*head),
-            why_body(
-                [
-                    Text("Checks", "bold underline"),
-                    checks_table(decision.checks, self.palette),
-                    Text("Findings", "bold underline"),
-                    findings_table(decision.findings, self.palette),
-                ]
-            ),
-        )
-        panel.show_flips(self.flips)
-
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab came into view: draw it now."""
-        self.refresh_side()
-
-    def _show_detail(self, index: int, force: bool = False) -> None:
-        messages = self.current_messages()
-        decision = self.decision
-        if not 0 <= index < len(messages) or decision is None:
-            return
-        key = (index, self.settings, self.showing_after, self.strategy.key)
-        if not force and self._side_keys.get("detail") == key:
-            return
-        self._side_keys["detail"] = key
-        message = messages[index]
-        if self.showing_after:
-            region = self.query_one(MessageList).region_of(index)
-            place = Placement(region, after_role(message), AFTER_LABELS.get(region))
-            detail = message_detail(
-                message, index, None, place, self.links.get(index, ()), self.results, self.palette
-            )
-        else:
-            tokens = decision.message_tokens[index] if decision.message_tokens else None
-            place = Placement(
-                decision.region_of(index),
-                decision.message_notes.get(index, ""),
-                decision.message_labels.get(index) or decision.region_label(index),
-            )
-            detail = message_detail(
-                message, index, tokens, place, self.links.get(index, ()), self.results, self.palette
-            )
-        self.query_one(MessageDetailPane).show(detail)
 
     # --- workers -----------------------------------------------------------------------
 
@@ -623,68 +518,3 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         message_list.set_matches([])
         message_list.move_to(0)
         self._redraw()
-
-    def action_sweep(self) -> None:
-        """Open the sweep view of the current strategy and settings."""
-        if self.snapshot is None or self.decision is None:
-            return
-        from inspector.tui.screens.sweep import SweepScreen
-
-        def chosen(settings: Settings | None) -> None:
-            if settings is not None:
-                self.apply_settings(settings)
-
-        screen = SweepScreen(self.strategy, self._prepared(self.strategy), self.settings)
-        self.app.push_screen(screen, chosen)
-
-    def action_compare_strategies(self) -> None:
-        """Open the strategies view: this context under each compressor, side by side."""
-        if self.snapshot is None:
-            return
-        from inspector.tui.screens.compare_screen import CompareScreen
-
-        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
-
-    def action_rerun(self) -> None:
-        """Open the re-run form for this context and the current settings."""
-        if self.snapshot is None or "rerun" not in self.strategy.capabilities:
-            return
-        from inspector.tui.screens.rerun_screen import open_rerun
-
-        artifact = self.artifact
-        release = getattr(self.settings, "openjiuwen_version", None)
-        if isinstance(release, str) and self.snapshot is not None:
-            # the re-run follows the release the Tune panel shows, like the decision does
-            snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
-            artifact = dataclasses.replace(artifact, snapshot=snapshot)
-        open_rerun(self.app, artifact, self._tuning(), counters=self.counters)
-
-    def _tuning(self) -> Tuning:
-        """The engine tuning the re-run and the strategies view take (the current settings by
-        their short names; another family keeps the recorded processor)."""
-        assert self.snapshot is not None
-        changes: dict[str, Any] = dict(tuning_overrides_of(self.settings))
-        if self.strategy.key in PROCESSOR_KINDS:
-            changes["processor"] = self.strategy.key
-        return apply_overrides(self.snapshot.tuning, changes)
-
-    def action_copy_message(self) -> None:
-        """Copy the selected message to the clipboard."""
-        messages = self.current_messages()
-        index = self.query_one(MessageList).cursor
-        if 0 <= index < len(messages):
-            self.app.copy_to_clipboard(message_plain_text(messages[index], index))
-            self.notify(f"message #{index} copied", timeout=2)
-
-    def action_copy_why(self) -> None:
-        """Copy the why report (plain text) to the clipboard."""
-        self.app.copy_to_clipboard(self.why_text())
-        self.notify("why report copied", timeout=2)
-
-    def why_text(self) -> str:
-        """The why report of the current settings as plain text."""
-        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
-
-    def settings_fields(self) -> list[str]:
-        """Names of the current strategy's settings (for tests and the palette)."""
-        return [info.name for info in fields_of(self.strategy.settings_model)]

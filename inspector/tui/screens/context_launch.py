@@ -1,0 +1,112 @@
+"""The context view's commands that open another screen or copy something out: sweep,
+strategies (`C`), re-run, copy message / why report / processor config.
+
+A mixin of ContextScreen (which owns `artifact`, `snapshot`, `strategy`, `settings`,
+`decision`, `flips`); never names a strategy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from inspector.core.artifact import Artifact
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.base import Decision, Flip, Prepared, Settings, Strategy
+from inspector.core.strategy.fields import fields_of
+from inspector.core.tokens import TokenCounter
+from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
+from inspector.render.message_detail import message_plain_text
+from inspector.render.verdict import render_to_text
+from inspector.render.why_report import why_report
+from inspector.tui.screens.context_view import tuning_overrides_of
+from inspector.tui.widgets.message_list import MessageList
+
+
+class ContextLaunch:
+    """Sweep, strategies, re-run and the copy commands."""
+
+    artifact: Artifact
+    snapshot: ContextSnapshot | None
+    strategy: Strategy
+    settings: Settings
+    decision: Decision | None
+    flips: list[Flip] | None
+    counters: dict[str, TokenCounter]
+    app: Any
+
+    if TYPE_CHECKING:  # provided by the screen; declared for type checkers
+        def apply_settings(self, settings: Settings) -> None: ...
+
+        def _prepared(self, strategy: Strategy) -> Prepared: ...
+
+        def current_messages(self) -> Any: ...
+
+        def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
+
+        def notify(self, message: str, **kwargs: Any) -> None: ...
+
+    def action_sweep(self) -> None:
+        """Open the sweep view of the current strategy and settings."""
+        if self.snapshot is None or self.decision is None:
+            return
+        from inspector.tui.screens.sweep import SweepScreen
+
+        def chosen(settings: Settings | None) -> None:
+            if settings is not None:
+                self.apply_settings(settings)
+
+        screen = SweepScreen(self.strategy, self._prepared(self.strategy), self.settings)
+        self.app.push_screen(screen, chosen)
+
+    def action_compare_strategies(self) -> None:
+        """Open the strategies view: this context under each compressor, side by side."""
+        if self.snapshot is None:
+            return
+        from inspector.tui.screens.compare_screen import CompareScreen
+
+        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
+
+    def action_rerun(self) -> None:
+        """Open the re-run form for this context and the current settings."""
+        if self.snapshot is None or "rerun" not in self.strategy.capabilities:
+            return
+        from inspector.tui.screens.rerun_screen import open_rerun
+
+        artifact = self.artifact
+        release = getattr(self.settings, "openjiuwen_version", None)
+        if isinstance(release, str) and self.snapshot is not None:
+            # the re-run follows the release the Tune panel shows, like the decision does
+            snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
+            artifact = dataclasses.replace(artifact, snapshot=snapshot)
+        open_rerun(self.app, artifact, self._tuning(), counters=self.counters)
+
+    def _tuning(self) -> Tuning:
+        """The engine tuning the re-run and the strategies view take (the current settings by
+        their short names; another family keeps the recorded processor)."""
+        assert self.snapshot is not None
+        changes: dict[str, Any] = dict(tuning_overrides_of(self.settings))
+        if self.strategy.key in PROCESSOR_KINDS:
+            changes["processor"] = self.strategy.key
+        return apply_overrides(self.snapshot.tuning, changes)
+
+    def action_copy_message(self) -> None:
+        """Copy the selected message to the clipboard."""
+        messages = self.current_messages()
+        index = self.query_one(MessageList).cursor
+        if 0 <= index < len(messages):
+            self.app.copy_to_clipboard(message_plain_text(messages[index], index))
+            self.notify(f"message #{index} copied", timeout=2)
+
+    def action_copy_why(self) -> None:
+        """Copy the why report (plain text) to the clipboard."""
+        self.app.copy_to_clipboard(self.why_text())
+        self.notify("why report copied", timeout=2)
+
+    def why_text(self) -> str:
+        """The why report of the current settings as plain text."""
+        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
+
+    def settings_fields(self) -> list[str]:
+        """Names of the current strategy's settings (for tests and the palette)."""
+        return [info.name for info in fields_of(self.strategy.settings_model)]
