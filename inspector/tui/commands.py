@@ -1,6 +1,6 @@
 """Palette commands: exactly the key bindings active on the current screen, as actions.
 
-The palette offers only what is valid now (each screen's `check_action` decides), so a
+The palette offers only our commands, valid now (each screen's `check_action` decides), so a
 command, its key in the footer and its action are one thing.
 """
 
@@ -15,6 +15,10 @@ from textual.screen import Screen
 
 from inspector.tui.keys import key_display
 
+#: Actions never listed: the palette itself, quit and the theme toggle (Textual's "Theme"
+#: picker is the one theme entry).
+SKIPPED = frozenset({"command_palette", "quit", "toggle_theme"})
+
 
 def binding_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemCommand]:
     """One palette command per enabled binding of the screen (and focused widget and app)."""
@@ -23,10 +27,10 @@ def binding_commands(app: App[Any], screen: Screen[Any]) -> Iterable[SystemComma
         binding = active.binding
         if not active.enabled or not binding.description or binding.action in seen:
             continue
-        if binding.action in ("command_palette", "quit") or binding.action.startswith(
-            "apply_flip("
-        ):
+        if binding.action in SKIPPED or binding.action.startswith("apply_flip("):
             continue
+        if active.node is not screen and active.node is not app:
+            continue  # a widget's own keys (table cursor moves, ...) are not commands
         seen.add(binding.action)
         node = active.node
         yield SystemCommand(

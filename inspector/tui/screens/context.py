@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
@@ -43,6 +43,7 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
+from inspector.tui.flip_check import holding_flips
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
@@ -51,6 +52,8 @@ from inspector.tui.screens.context_navigation import ContextNavigation
 from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
+    headline,
+    source_headline,
 )
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
@@ -121,6 +124,7 @@ class ContextScreen(
         self._side_keys: dict[str, object] = {}
         self._flips_timer: Timer | None = None
         self._side_timer: Timer | None = None
+        self._source_line: Text | None = None
         self._footer_has_flips = False
         self._shown_tokens: object = None
         if self.snapshot is not None:
@@ -128,6 +132,7 @@ class ContextScreen(
             self.strategy: Strategy = selection.strategy
             self.settings: Settings = selection.settings
             self.recorded: Settings = self.strategy.recorded_settings(self.snapshot)
+            self._first_strategy = self.strategy.key
 
     @property
     def has_context(self) -> bool:
@@ -138,6 +143,7 @@ class ContextScreen(
 
     def compose(self) -> ComposeResult:
         """Verdict line, context bar, list beside tabs, search box, footer."""
+        self._restore_tuning()
         yield Static(id="context-title")
         yield Static(id="verdict")
         yield ContextBarPanel(id="bar")
@@ -160,6 +166,9 @@ class ContextScreen(
     def on_mount(self) -> None:
         """Show the context, then count and decide (in a worker when not yet counted)."""
         self.query_one("#search-bar").display = False
+        self._source_line = source_headline(self.artifact, self.palette)
+        if self._source_line is not None:
+            self.query_one("#verdict").styles.height = 3
         self._show_title()
         messages = self.current_messages()
         self.links = tool_links(messages)
@@ -172,9 +181,13 @@ class ContextScreen(
         )
         if self.snapshot is None:
             self.query_one("#verdict", Static).update(
-                Text(
-                    "no context available: this artifact only records what happened (see Why)",
-                    self.palette("caution"),
+                headline(
+                    self._source_line,
+                    Text(
+                        "no context available: this artifact only records what happened (see Why)",
+                        self.palette("caution"),
+                    ),
+                    self.palette,
                 )
             )
             self.query_one(ContextBarPanel).display = False
@@ -187,6 +200,31 @@ class ContextScreen(
             self.query_one(WhyPanel).show_flips(None, available=False)
             return
         self.apply_settings(self.settings)
+
+    def _tuning_key(self) -> tuple[str, str]:
+        return (self.artifact.source, self.artifact.id)
+
+    def _restore_tuning(self) -> None:
+        """The tuning left on this context the last time it was open (kept by the app)."""
+        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
+        if kept is None or self.snapshot is None:
+            return
+        from inspector.core.strategy import registry
+
+        strategy_key, settings = kept
+        self.strategy = registry.get(strategy_key)
+        self.recorded = self.strategy.recorded_settings(self.snapshot)
+        self.settings = settings
+
+    def on_unmount(self) -> None:
+        """Keep the tuning for the next time this context is opened (tuned or not)."""
+        tunings = getattr(self.app, "tunings", None)
+        if tunings is None or self.snapshot is None:
+            return
+        if self.settings == self.recorded and self.strategy.key == self._first_strategy:
+            tunings.pop(self._tuning_key(), None)
+        else:
+            tunings[self._tuning_key()] = (self.strategy.key, self.settings)
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -209,6 +247,7 @@ class ContextScreen(
     def restyle(self) -> None:
         """The theme changed: draw the title, the verdict and the visible tab again."""
         self._show_title()
+        self._source_line = source_headline(self.artifact, self.palette)
         self._side_keys.clear()
         self._redraw()
 
@@ -334,7 +373,8 @@ class ContextScreen(
         if self.showing_after:
             self._redraw_after(decision)
         else:
-            if self._shown_tokens is not decision.message_tokens:
+            tokens = decision.message_tokens
+            if self._shown_tokens is not tokens and self._shown_tokens != tokens:
                 message_list.set_tokens(decision.message_tokens)
                 self._shown_tokens = decision.message_tokens
             message_list.set_decision(decision)
@@ -353,6 +393,7 @@ class ContextScreen(
             )
         if not decision.exact_counting and decision.counting_note:
             verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
+        verdict = headline(self._source_line, verdict, self.palette)
         self.query_one("#verdict", Static).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
@@ -423,8 +464,18 @@ class ContextScreen(
         """The smallest single changes that flip the decision of `settings`."""
         if key != self.strategy.key:
             return
-        flips = list(self.strategy.flips(self._prepared(self.strategy), settings))
-        self.post_message(self.FlipsFound(key, settings, flips))
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        flips: list[Flip] = []
+        for flip in self.strategy.flips(self._prepared(self.strategy), settings):
+            if worker.is_cancelled or settings != self.settings:
+                return  # stale: the settings moved on
+            flips.append(flip)
+        if self.snapshot is not None:
+            flips = holding_flips(flips, self.snapshot, key, self.counters)
+        if not worker.is_cancelled:
+            self.post_message(self.FlipsFound(key, settings, flips))
 
     def on_context_screen_flips_found(self, message: FlipsFound) -> None:
         """Keep the flips if they are still for the current settings; draw them if visible."""
@@ -448,6 +499,22 @@ class ContextScreen(
         """Enter on a message: open the detail tab."""
         self._show_detail(message.index)
         self.action_show_tab("detail")
+
+    def on_context_bar_panel_segment_clicked(self, message: ContextBarPanel.SegmentClicked) -> None:
+        """A bar segment was clicked: go to the first message of that region."""
+        decision = self.decision
+        if decision is None or self.showing_after:
+            return
+        starts = [r.start for r in decision.regions if r.name == message.region and r.size]
+        if starts:
+            self.query_one(MessageList).move_to(min(starts))
+            self.notify(
+                f"#{min(starts)}: start of the {decision.region_label(min(starts))}", timeout=2
+            )
+        else:
+            self.notify(
+                f"{message.region}: the system messages and tools (not in the list)", timeout=2
+            )
 
     def on_why_panel_flip_chosen(self, message: WhyPanel.FlipChosen) -> None:
         """A flip button was pressed."""
@@ -473,14 +540,24 @@ class ContextScreen(
         if action in ("next_match", "previous_match"):
             return bool(self.matches) or None
         if action == "apply_flip":
-            number = int(parameters[0]) if parameters else 1  # type: ignore[call-overload]
-            return self.flips is not None and number <= len(self.flips) or None
+            return self._flip_allowed(parameters)
+        if action in ("scroll_side", "focus_side"):
+            return self.active_tab() is not None or None
         if action == "sweep":
             return bool(self.strategy.sweep_params()) or None
         return True
 
     def action_back(self) -> None:
-        """Close the search box, or go back to the browser."""
+        """Leave an input (focus back on the list), close the search box, or go back."""
+        focused = self.focused
+        message_list = self.query_one(MessageList)
+        if focused is not None and focused is not message_list and focused.id != "search":
+            if message_list.display:  # an input or a tab had the focus: back to the list
+                message_list.focus()
+                return
+            if isinstance(focused, Input | Select):
+                self.set_focus(None)
+                return
         bar = self.query_one("#search-bar")
         if bar.display:
             bar.display = False
@@ -488,9 +565,22 @@ class ContextScreen(
             return
         self.app.pop_screen()
 
+    def _flip_allowed(self, parameters: tuple[object, ...]) -> bool | None:
+        """`f` applies the first flip anywhere but in an input; digits only from the Why tab."""
+        number = int(parameters[0]) if parameters else 1  # type: ignore[call-overload]
+        if self.flips is None or number > len(self.flips):
+            return None
+        if isinstance(self.focused, Input | Select):
+            return False
+        return self.active_tab() == "why" or number == 1
+
     def action_show_tab(self, name: str) -> None:
-        """Switch the side panel to Detail, Why or Tune."""
-        self.query_one("#side", TabbedContent).active = f"tab-{name}"
+        """Switch the side panel to Detail, Why or Tune (its key again: focus the tab)."""
+        side = self.query_one("#side", TabbedContent)
+        if side.active == f"tab-{name}" and side.display:
+            self.action_focus_side()
+            return
+        side.active = f"tab-{name}"
         self.query_one("#side").display = True
         if not self.query_one(MessageList).display:
             self.set_class(True, "-side-only")

@@ -36,6 +36,7 @@ class ContextLaunch:
     app: Any
 
     if TYPE_CHECKING:  # provided by the screen; declared for type checkers
+
         def apply_settings(self, settings: Settings) -> None: ...
 
         def _prepared(self, strategy: Strategy) -> Prepared: ...

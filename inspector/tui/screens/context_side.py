@@ -32,7 +32,7 @@ from inspector.tui.widgets.settings_panel import SettingsPanel
 from inspector.tui.widgets.why_panel import WhyPanel, why_body
 
 #: Seconds after the last tuning change before the visible tab is drawn again.
-SIDE_DELAY = 0.04
+SIDE_DELAY = 0.12
 
 
 class ContextSide:
@@ -142,6 +142,29 @@ class ContextSide:
         ]
         panel.show_report(Group(*head), why_body(body))
         panel.show_flips(self.flips)
+
+    def side_widget(self) -> Any:
+        """The scrollable widget of the visible tab (None when the side panel is hidden)."""
+        tab = self.active_tab()
+        if tab is None:
+            return None
+        return self.query_one({"why": WhyPanel, "tune": SettingsPanel}.get(tab, MessageDetailPane))
+
+    def action_scroll_side(self, lines: int) -> None:
+        """Scroll the visible tab by `lines` while the list keeps the focus."""
+        widget = self.side_widget()
+        if widget is not None:
+            widget.scroll_relative(y=lines, animate=False)
+
+    def action_focus_side(self) -> None:
+        """Give the visible tab the focus (its own keys scroll it; Esc comes back)."""
+        widget = self.side_widget()
+        if widget is None:
+            return
+        if widget.can_focus:
+            widget.focus()
+        else:
+            widget.focus_next()  # the Tune panel: its first control
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """A tab came into view: draw it now."""

@@ -77,6 +77,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         self.model = model
         self.fields = {info.name: info for info in fields_of(model)}
         self._shown: dict[str, Any] = {}
+        self._problem = ""
 
     def compose(self) -> ComposeResult:
         """One row per field, the problem line and the field descriptions."""
@@ -149,8 +150,10 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                 self.query_one(f"#row-{name}").set_class(changed, "-changed")
 
     def show_problem(self, text: str) -> None:
-        """A validation message under the controls (empty clears it)."""
-        self.query_one("#settings-problem", Static).update(text)
+        """A validation message under the controls (empty clears it; unchanged: no redraw)."""
+        if text != self._problem:
+            self._problem = text
+            self.query_one("#settings-problem", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """A value typed: post it when it parses (the screen validates the range)."""

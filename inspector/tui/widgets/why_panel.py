@@ -5,9 +5,10 @@ Attributes down (`show_*`), messages up: `WhyPanel.FlipChosen` when a flip butto
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -54,6 +55,11 @@ class WhyPanel(VerticalScroll):
 
     _recorded_rows = -1
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        #: Plain text last drawn into each static (an unchanged part is not drawn again).
+        self._texts: dict[str, str] = {}
+
     DEFAULT_CSS = """
     WhyPanel { padding: 0 1; }
     WhyPanel .why-heading { text-style: bold underline; margin-top: 1; }
@@ -84,8 +90,11 @@ class WhyPanel(VerticalScroll):
 
     def show_report(self, verdict: RenderableType, body: RenderableType) -> None:
         """Verdict line(s) and the checks/findings body."""
-        self.query_one("#why-verdict", Static).update(verdict)
-        self.query_one("#why-body", Static).update(body)
+        for name, part in (("why-verdict", verdict), ("why-body", body)):
+            text = plain_of(part)
+            if self._texts.get(name) != text:
+                self._texts[name] = text
+                self.query_one(f"#{name}", Static).update(part)
 
     def show_recorded(
         self, recorded: RenderableType, timeline: RenderableType | None = None
@@ -95,7 +104,10 @@ class WhyPanel(VerticalScroll):
         self.query_one("#why-recorded", Static).update(recorded, layout=rows != self._recorded_rows)
         self._recorded_rows = rows
         if timeline is not None:
-            self.query_one("#why-timeline", Static).update(timeline)
+            text = plain_of(timeline)
+            if self._texts.get("why-timeline") != text:
+                self._texts["why-timeline"] = text
+                self.query_one("#why-timeline", Static).update(timeline)
 
     def show_flips(
         self, flips: Sequence[Flip] | None, available: bool = True, unavailable: str = ""
@@ -113,12 +125,14 @@ class WhyPanel(VerticalScroll):
         if not available:
             return
         wanted = list(flips[:MAX_FLIP_BUTTONS]) if flips and not unavailable else []
-        if unavailable:
-            note.update(Text(unavailable, "dim"))
-        elif flips is None:
-            note.update(Text("computing…", "dim"))
-        elif not flips:
-            note.update(Text("no single change flips the verdict", "dim"))
+        said = (
+            unavailable
+            or ("computing…" if flips is None else "")
+            or ("" if flips else "no single change flips the verdict")
+        )
+        if said and self._texts.get("why-flips-note") != said:
+            self._texts["why-flips-note"] = said
+            note.update(Text(said, "dim"), layout=False)
         note.display = not wanted
         buttons = list(box.query(FlipButton))
         for number, flip in enumerate(wanted):
@@ -137,6 +151,15 @@ class WhyPanel(VerticalScroll):
         if isinstance(event.button, FlipButton):
             event.stop()
             self.post_message(self.FlipChosen(event.button.number))
+
+
+def plain_of(renderable: RenderableType) -> str:
+    """The plain text of a renderable at a fixed width (what tells two drawings apart)."""
+    if isinstance(renderable, Text):
+        return renderable.plain
+    console = Console(width=120, record=True, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text(styles=True)
 
 
 def why_body(parts: Sequence[RenderableType]) -> Group:
