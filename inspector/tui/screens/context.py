@@ -85,11 +85,15 @@ class ContextScreen(
     class FlipsFound(TextualMessage):
         """The smallest flips of `settings` are ready."""
 
-        def __init__(self, key: str, settings: Settings, flips: list[Flip]) -> None:
+        def __init__(
+            self, key: str, settings: Settings, flips: list[Flip], dropped: int = 0
+        ) -> None:
             super().__init__()
             self.key = key
             self.settings = settings
             self.flips = flips
+            #: Flips to "compresses" left out: openJiuwen's benefit check would drop them.
+            self.dropped = dropped
 
     def __init__(
         self,
@@ -113,6 +117,8 @@ class ContextScreen(
         self.decision: Decision | None = None
         self.recorded_decision: Decision | None = None
         self.flips: list[Flip] | None = None
+        #: Flips found but left out by the benefit check (said in the Why tab).
+        self.flips_dropped = 0
         self.showing_after = False
         self.compare = False
         self.search_query = ""
@@ -472,16 +478,19 @@ class ContextScreen(
             if worker.is_cancelled or settings != self.settings:
                 return  # stale: the settings moved on
             flips.append(flip)
+        found = len(flips)
         if self.snapshot is not None:
             flips = holding_flips(flips, self.snapshot, key, self.counters)
         if not worker.is_cancelled:
-            self.post_message(self.FlipsFound(key, settings, flips))
+            self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 
     def on_context_screen_flips_found(self, message: FlipsFound) -> None:
         """Keep the flips if they are still for the current settings; draw them if visible."""
         if message.key != self.strategy.key or message.settings != self.settings:
             return
         self.flips = message.flips
+        self.flips_dropped = message.dropped
+        self._side_keys.pop("why", None)
         self.refresh_side()
         if bool(self.flips) != self._footer_has_flips:
             # The footer recomposes on refresh; do it only when the Flip key changes state.

@@ -45,6 +45,7 @@ class ContextSide:
     recorded: Settings
     strategy: Strategy
     flips: list[Flip] | None
+    flips_dropped: int
     showing_after: bool
     links: dict[int, tuple[int, ...]]
     results: dict[str, list[int]]
@@ -141,7 +142,7 @@ class ContextSide:
             findings_table(decision.findings, self.palette),
         ]
         panel.show_report(Group(*head), why_body(body))
-        panel.show_flips(self.flips)
+        panel.show_flips(self.flips, dropped=self.flips_dropped)
 
     def side_widget(self) -> Any:
         """The scrollable widget of the visible tab (None when the side panel is hidden)."""

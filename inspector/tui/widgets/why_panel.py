@@ -110,7 +110,11 @@ class WhyPanel(VerticalScroll):
                 self.query_one("#why-timeline", Static).update(timeline)
 
     def show_flips(
-        self, flips: Sequence[Flip] | None, available: bool = True, unavailable: str = ""
+        self,
+        flips: Sequence[Flip] | None,
+        available: bool = True,
+        unavailable: str = "",
+        dropped: int = 0,
     ) -> None:
         """One button per flip (None: still computing; not `available`: no context, no section).
 
@@ -130,10 +134,15 @@ class WhyPanel(VerticalScroll):
             or ("computing…" if flips is None else "")
             or ("" if flips else "no single change flips the verdict")
         )
+        if dropped and flips is not None:
+            said = (said + "; " if said else "") + (
+                f"{dropped} change{'s' if dropped != 1 else ''} would trigger a compression that"
+                " openJiuwen drops for no benefit (the new context would not be smaller)"
+            )
         if said and self._texts.get("why-flips-note") != said:
             self._texts["why-flips-note"] = said
             note.update(Text(said, "dim"), layout=False)
-        note.display = not wanted
+        note.display = not wanted or bool(dropped)
         buttons = list(box.query(FlipButton))
         for number, flip in enumerate(wanted):
             label = flip_label(number + 1, flip)
