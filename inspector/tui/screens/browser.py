@@ -49,6 +49,7 @@ from inspector.tui.screens.browser_table import (
     row_cells,
     sort_value,
 )
+from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
 
@@ -63,7 +64,7 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(InspectorScreen[None]):
+class BrowserScreen(BrowserTuning, InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS

@@ -144,6 +144,27 @@ CONTEXT_BINDINGS: list[BindingType] = [
         tooltip="The why report as text to the clipboard",
     ),
     Binding(
+        "A",
+        "apply_to_all",
+        "Apply to all rows",
+        show=False,
+        tooltip="Start every context of the browser from this tuning (rows re-evaluated)",
+    ),
+    Binding(
+        "x",
+        "copy_config('yaml')",
+        "Copy config",
+        show=False,
+        tooltip="The tuning as the processor config (YAML, openJiuwen's field names)",
+    ),
+    Binding(
+        "X",
+        "copy_config('json')",
+        "Copy config JSON",
+        show=False,
+        tooltip="The tuning as the processor config (JSON)",
+    ),
+    Binding(
         "R",
         "rerun",
         "Re-run",

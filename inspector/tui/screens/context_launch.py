@@ -8,6 +8,7 @@ A mixin of ContextScreen (which owns `artifact`, `snapshot`, `strategy`, `settin
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.artifact import Artifact
@@ -20,10 +21,11 @@ from inspector.render.message_detail import message_plain_text
 from inspector.render.verdict import render_to_text
 from inspector.render.why_report import why_report
 from inspector.tui.screens.context_view import tuning_overrides_of
+from inspector.tui.screens.progress import StrategiesLauncher
 from inspector.tui.widgets.message_list import MessageList
 
 
-class ContextLaunch:
+class ContextLaunch(StrategiesLauncher):
     """Sweep, strategies, re-run and the copy commands."""
 
     artifact: Artifact
@@ -64,9 +66,7 @@ class ContextLaunch:
         """Open the strategies view: this context under each compressor, side by side."""
         if self.snapshot is None:
             return
-        from inspector.tui.screens.compare_screen import CompareScreen
-
-        self.app.push_screen(CompareScreen(self.artifact, self._tuning(), self.counters))
+        self.launch_strategies(self.artifact, self._tuning())
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
@@ -111,3 +111,48 @@ class ContextLaunch:
     def settings_fields(self) -> list[str]:
         """Names of the current strategy's settings (for tests and the palette)."""
         return [info.name for info in fields_of(self.strategy.settings_model)]
+
+    def config_text(self, fmt: str = "yaml") -> str:
+        """The current settings as the processor config they stand for, in openJiuwen's field
+        names (what-if fields, which openJiuwen cannot set, and the release are left out)."""
+        return processor_config(self.strategy.processor, self.settings, fmt)
+
+    def action_copy_config(self, fmt: str = "yaml") -> None:
+        """Copy the processor config of the current tuning (YAML or JSON)."""
+        self.app.copy_to_clipboard(self.config_text(fmt))
+        self.notify(f"{self.strategy.processor} config copied as {fmt.upper()}", timeout=2)
+
+
+def processor_config(processor: str, settings: Settings, fmt: str = "yaml") -> str:
+    """`settings` as openJiuwen's processor config: `processor` and its `config` mapping."""
+    config = {
+        info.name: getattr(settings, info.name)
+        for info in fields_of(type(settings))
+        if not info.what_if and info.name != "openjiuwen_version"
+    }
+    if fmt == "json":
+        return json.dumps({"processor": processor, "config": config}, indent=2) + "\n"
+    lines = [f"processor: {processor}", "config:"]
+    lines += [f"  {name}: {_yaml_scalar(value)}" for name, value in config.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A YAML scalar (JSON's spelling is valid YAML for every value settings hold)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return format(value, "g") if isinstance(value, float) else str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+    def action_apply_to_all(self) -> None:
+        """Apply this tuning to every row of the browser (it evaluates them again)."""
+        # the browser is found by what it can do (importing it would make a cycle)
+        browser = next((s for s in self.app.screen_stack if hasattr(s, "apply_tuning")), None)
+        if browser is None:
+            return
+        overrides: dict[str, Any] = dict(tuning_overrides_of(self.settings))
+        overrides["processor"] = self.strategy.key
+        browser.apply_tuning(overrides)
