@@ -32,6 +32,7 @@ class ContextLaunch(StrategiesLauncher):
     snapshot: ContextSnapshot | None
     strategy: Strategy
     settings: Settings
+    recorded: Settings
     decision: Decision | None
     flips: list[Flip] | None
     counters: dict[str, TokenCounter]
@@ -122,6 +123,26 @@ class ContextLaunch(StrategiesLauncher):
         self.app.copy_to_clipboard(self.config_text(fmt))
         self.notify(f"{self.strategy.processor} config copied as {fmt.upper()}", timeout=2)
 
+    def action_apply_to_all(self) -> None:
+        """Apply the changed settings to every row of the browser (it evaluates them again)."""
+        # the browser is found by what it can do (importing it would make a cycle)
+        browser = next((s for s in self.app.screen_stack if hasattr(s, "apply_tuning")), None)
+        if browser is None:
+            return
+        # only what the user changed: each row keeps its own recorded values otherwise
+        recorded = tuning_overrides_of(self.recorded)
+        overrides: dict[str, Any] = {
+            name: value
+            for name, value in tuning_overrides_of(self.settings).items()
+            if recorded.get(name) != value
+        }
+        if self.strategy.key != getattr(self, "_first_strategy", self.strategy.key):
+            overrides["processor"] = self.strategy.key
+        if not overrides:
+            self.notify("nothing tuned to apply: the settings are the recorded ones", timeout=2)
+            return
+        browser.apply_tuning(overrides)
+
 
 def processor_config(processor: str, settings: Settings, fmt: str = "yaml") -> str:
     """`settings` as openJiuwen's processor config: `processor` and its `config` mapping."""
@@ -146,13 +167,3 @@ def _yaml_scalar(value: Any) -> str:
     if isinstance(value, int | float):
         return format(value, "g") if isinstance(value, float) else str(value)
     return json.dumps(value, ensure_ascii=False)
-
-    def action_apply_to_all(self) -> None:
-        """Apply this tuning to every row of the browser (it evaluates them again)."""
-        # the browser is found by what it can do (importing it would make a cycle)
-        browser = next((s for s in self.app.screen_stack if hasattr(s, "apply_tuning")), None)
-        if browser is None:
-            return
-        overrides: dict[str, Any] = dict(tuning_overrides_of(self.settings))
-        overrides["processor"] = self.strategy.key
-        browser.apply_tuning(overrides)

@@ -24,7 +24,7 @@ MAX_FLIP_BUTTONS = 9
 
 
 def flip_label(number: int, flip: Flip) -> str:
-    """Button text: key number, change and the verdict it gives."""
+    """Button text: key number, the verdict it gives, then the change."""
     value = (
         format_value(flip.value)
         if isinstance(flip.value, int | float) and not isinstance(flip.value, bool)
@@ -36,10 +36,11 @@ def flip_label(number: int, flip: Flip) -> str:
         else str(flip.current)
     )
     decision = flip.decision
+    # the outcome first: a narrow panel cuts the end of the label, never what the flip does
     then = decision.verdict.lower() if decision.hit else f"stops ({decision.reason})"
     if not isinstance(flip.value, int | float) or isinstance(flip.value, bool):
-        return f"{number}  {flip.param} → {value}: {then}"
-    return f"{number}  {flip.param} {current}→{value}: {then}"
+        return f"{number} {then}: {flip.param} → {value}"
+    return f"{number} {then}: {flip.param} {current}→{value}"
 
 
 class FlipButton(Button):
