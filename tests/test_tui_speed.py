@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, Select, TabbedContent
 
 from inspector.core.outcome import classify_outcome
 from inspector.core.strategy import registry
@@ -140,7 +140,7 @@ async def test_why_tab_shows_what_the_dump_cannot_give_back(
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await opened(app, pilot)
         body = text_of(screen.query_one("#why-body"))
-        assert "What the source could not give back" in body
+        assert "what it cannot give back" in body
         for item in screen.artifact.recorded["unrecoverable"]:
             assert str(item)[:40] in " ".join(body.split())
         for name in screen.artifact.recorded["inferred"]:
@@ -298,6 +298,13 @@ async def test_the_why_tab_scrolls_from_the_list_and_takes_focus_with_its_key(
         await pilot.press("w")  # the Why tab is showing: its key gives it the focus
         await pilot.pause()
         assert screen.focused is why
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen and isinstance(screen.focused, MessageList)
+        await pilot.press("t", "t")  # the Tune tab's key again: its first control
+        await pilot.pause()
+        assert isinstance(screen.focused, Input | Select)
+        assert screen.focused in screen.query_one(SettingsPanel).query("*")
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen and isinstance(screen.focused, MessageList)

@@ -24,7 +24,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "session"),
     ("title", "id / source"),
 )
-OUTCOME_WIDTH = 26
+OUTCOME_WIDTH = 28
 SESSION_WIDTH = 18
 #: Longest id shown whole; longer ones keep their head and their distinguishing tail.
 ID_WIDTH = 26

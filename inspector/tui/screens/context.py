@@ -54,6 +54,7 @@ from inspector.tui.screens.context_view import (
     decision_verdict,
     headline,
     source_headline,
+    total_note,
 )
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
@@ -399,6 +400,7 @@ class ContextScreen(
             )
         if not decision.exact_counting and decision.counting_note:
             verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
+        verdict.append_text(total_note(self.artifact, decision, self.palette))
         verdict = headline(self._source_line, verdict, self.palette)
         self.query_one("#verdict", Static).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)

@@ -134,7 +134,13 @@ class ContextSide:
         details = recorded_details(self.artifact)
         body: list[Any] = []
         if details:
-            body += [Text("What the source could not give back", "bold underline"), *details]
+            body += [
+                Text(
+                    "From the source: causes, what it cannot give back, inferred values",
+                    "bold underline",
+                ),
+                *details,
+            ]
         body += [
             Text("Checks", "bold underline"),
             checks_table(decision.checks, self.palette),
@@ -164,8 +170,10 @@ class ContextSide:
             return
         if widget.can_focus:
             widget.focus()
-        else:
-            widget.focus_next()  # the Tune panel: its first control
+            return
+        first = next((w for w in widget.query("Input, Select") if w.focusable), None)
+        if first is not None:  # the Tune panel: its first control
+            first.focus()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """A tab came into view: draw it now."""

@@ -63,7 +63,7 @@ def source_headline(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Te
     text.append(f" {outcome.text}", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold"))
     causes = [str(c) for c in artifact.recorded.get("silent_causes") or ()]
     if causes:
-        text.append(f"  ({causes[0]})", "dim")
+        text.append(f"  ({len(causes)} possible causes: Why tab)", "dim")
     before = recorded_value(artifact.recorded, "tokens_before", "total_tokens_before")
     after = recorded_value(artifact.recorded, "tokens_after", "total_tokens_after")
     if isinstance(before, int) and not isinstance(before, bool):
@@ -71,6 +71,18 @@ def source_headline(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Te
         if isinstance(after, int) and not isinstance(after, bool):
             text.append(f"→{after:,}", "dim")
     return text
+
+
+def total_note(artifact: Artifact, decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
+    """When the source recorded another "tokens before" than our total: say so, and why."""
+    before = recorded_value(artifact.recorded, "tokens_before", "total_tokens_before")
+    total = decision.total_tokens
+    if not isinstance(before, int) or isinstance(before, bool) or total in (None, before):
+        return Text()
+    return Text(
+        f"  (the source counted {before:,} before: its own count, at its moment)",
+        styles("caution"),
+    )
 
 
 def headline(source: Text | None, verdict: Text, styles: Palette = DEFAULT_PALETTE) -> Text:

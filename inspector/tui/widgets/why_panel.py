@@ -65,7 +65,7 @@ class WhyPanel(VerticalScroll):
     WhyPanel { padding: 0 1; }
     WhyPanel .why-heading { text-style: bold underline; margin-top: 1; }
     WhyPanel #why-flips { height: auto; margin-bottom: 1; }
-    WhyPanel #why-flips Button { width: 100%; height: 1; border: none; min-width: 10; margin: 0; text-align: left; content-align: left middle; }
+    WhyPanel #why-flips Button { width: 100%; height: auto; text-wrap: wrap; border: none; min-width: 10; margin: 0; text-align: left; content-align: left middle; }
     """
 
     class FlipChosen(TextualMessage):
