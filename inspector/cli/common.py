@@ -135,7 +135,9 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:
-    """No SOURCE given: the openJiuwen env folders that exist, else the bundled sample_dumps."""
+    """No SOURCE given: the openJiuwen env folders that exist, else the preferences'
+    `dump_folders` that exist, else the bundled sample_dumps (the repository's folder, or
+    the installed package's copy `inspector/samples`)."""
     found = [
         os.environ[name]
         for name in ("OPENJIUWEN_COMPRESSION_DUMP_DIR", "OPENJIUWEN_CONTEXT_DEBUG_DIR")
@@ -143,9 +145,19 @@ def default_sources(repo_samples: Path | None = None) -> list[str]:
     ]
     if found:
         return list(dict.fromkeys(found))
+    if repo_samples is None:
+        from inspector.prefs import load_prefs
+
+        remembered = [f for f in load_prefs()[0].dump_folders if Path(f).expanduser().exists()]
+        if remembered:
+            return [str(Path(f).expanduser()) for f in remembered]
     samples = repo_samples or Path(__file__).resolve().parents[2] / "sample_dumps"
     if samples.exists():
         return [str(samples)]
+    # installed from a wheel: sample_dumps/ ships as the data package inspector.samples
+    bundled = Path(__file__).resolve().parents[1] / "samples"
+    if repo_samples is None and bundled.is_dir():
+        return [str(bundled)]
     return ["sample_dumps"]
 
 

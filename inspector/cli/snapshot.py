@@ -14,8 +14,10 @@ import dataclasses
 from typing import Any
 
 from inspector.cli.common import add_tuning_arguments, apply_overrides, print_json_line
+from inspector.cli.report import add_pin_argument, pins_of
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
+from inspector.core.pins import recorded_pins
 from inspector.core.releases.counting import choose_counting
 from inspector.core.snapshot import ContextSnapshot
 
@@ -24,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Sources and tuning flags."""
     parser.description = "Export each context found as a snapshot (JSON Lines)."
     parser.add_argument("sources", nargs="*", metavar="SOURCE")
+    add_pin_argument(parser)
     add_tuning_arguments(parser)
 
 
@@ -31,10 +34,14 @@ def run(args: argparse.Namespace) -> int:
     """Print one snapshot JSON object per context; errors as JSON lines with `error`."""
     args.json = True
     report = ReportRun(args)
+    pins = pins_of(args)
     for artifact in report.artifacts():
         if artifact.snapshot is None:
             continue
         record = _exported(artifact.snapshot, report.overrides)
+        kept = recorded_pins(artifact.snapshot) if pins is None else pins
+        if kept:
+            record["pins"] = sorted(i for i in kept if i < len(artifact.snapshot.messages))
         record.update(_evaluation_keys(artifact))
         record["source"] = artifact.source
         record["kind"] = artifact.kind

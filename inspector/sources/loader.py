@@ -151,8 +151,11 @@ def load_paths(
     Files, order, linking, debug runs and read errors are as in a full load; only errors
     inside a dump's message lists (which a full load reports when rebuilding) go unseen.
     """
+    from inspector.sources.jiuwenswarm import swarm_results
+
+    paths = list(paths)
     plan: list[tuple[int, Path, bool]] = []
-    missing: list[tuple[int, LoadError]] = []
+    missing: list[tuple[int, LoadResult]] = []  # also jiuwenswarm homes, read as a whole
     seen: set[str] = set()
     groups = 0
     for group, raw in enumerate(paths):
@@ -161,6 +164,10 @@ def load_paths(
         if not expanded:
             missing.append((group, LoadError(os.fspath(raw), "no folder matches this template")))
         for target in expanded:
+            swarm = swarm_results(target, paths, counters)
+            if swarm is not None:
+                missing.extend((group, result) for result in swarm)  # type: ignore[misc]
+                continue
             files, problems = _target_files(target)
             missing.extend((group, problem) for problem in problems)
             for file, explicit, key in files:
@@ -235,7 +242,7 @@ class _Streamer:
     def __init__(
         self,
         plan: list[tuple[int, Path, bool]],
-        missing: list[tuple[int, LoadError]],
+        missing: list[tuple[int, LoadResult]],
         groups: int,
         options: _Options,
     ) -> None:

@@ -57,6 +57,7 @@ from inspector.tui.screens.browser_table import (
     row_cells,
     sort_value,
 )
+from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
 
@@ -71,7 +72,7 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(InspectorScreen[None]):
+class BrowserScreen(BrowserTuning, InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS
@@ -159,6 +160,9 @@ class BrowserScreen(InspectorScreen[None]):
         self._follower: FileFollower | None = None
         self._follow_timer: Timer | None = None
         self._follow_worker: Worker[None] | None = None
+        #: One file given alone opens straight into its context (once, after the first load).
+        self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
+        self._loaded_once = False
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -263,7 +267,11 @@ class BrowserScreen(InspectorScreen[None]):
             return list(self.loader([str(path) for path in paths]))
 
         follower = FileFollower(
-            self.sources, settle=FOLLOW_SETTLE, include_existing=False, loader=load_group
+            self.sources,
+            settle=FOLLOW_SETTLE,
+            include_existing=False,
+            loader=load_group,
+            notify=True,  # OS notifications where available: an idle browser costs nothing
         )
         try:
             follower.poll()
@@ -332,6 +340,20 @@ class BrowserScreen(InspectorScreen[None]):
             self.notify(f"{errors} unreadable, first {first.title}: {first.outcome}", timeout=8)
         if message.follower is not None:
             self._start_following(message.follower)
+        self._first_load_done()
+
+    def _first_load_done(self) -> None:
+        """After the first load: the newest row selected; a lone file's one context opened."""
+        if self._loaded_once:
+            return
+        self._loaded_once = True
+        table = self.query_one("#table", DataTable)
+        if self.shown:
+            table.move_cursor(row=0, animate=False)
+        openable = [row for row in self.rows if row.artifact is not None]
+        if self.open_single and len(openable) == 1 and len(self.rows) == 1:
+            table.move_cursor(row=self.shown.index(openable[0]), animate=False)
+            self.action_open_row()
 
     # --- live: following files and connections -----------------------------------------
 
@@ -519,6 +541,12 @@ class BrowserScreen(InspectorScreen[None]):
         ratio = self.overrides.get("trigger_ratio")
         threshold = float(ratio) * 100 if isinstance(ratio, int | float) else 80.0
         self.query_one("#live-panel", LivePanel).show(self.follow_state, self.tracker, threshold)
+
+    def on_live_panel_operation_chosen(self, message: LivePanel.OperationChosen) -> None:
+        """Enter on a live operation opens its detail screen."""
+        from inspector.tui.screens.operation import OperationScreen
+
+        self.app.push_screen(OperationScreen(message.operation, message.tracker))
 
     def action_connect(self) -> None:
         """Open the connect dialog; a chosen source starts showing live events."""
