@@ -13,6 +13,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult, recorded_value
@@ -23,6 +24,7 @@ from inspector.core.redact import escape_controls, shown_name
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning, apply_overrides
 from inspector.sources.entries import EntryRow, list_entries
+from inspector.sources.follow import FileFollower
 
 __all__ = [
     "OUTCOMES",
@@ -240,3 +242,34 @@ def load_rest(
                 batch.add(row_for(batch.seen, item))
         except Exception as again:  # noqa: BLE001 - one bad file, one error row
             batch.add(error_row(batch.seen, crash_error(path, again)))
+
+
+def primed_follower(
+    sources: Sequence[str],
+    loader: Callable[[list[str]], Iterable[LoadResult]],
+    settle: float,
+) -> FileFollower | None:
+    """A follower of the file sources, primed now so it reports only later changes.
+
+    Runs in the load worker before the load reads anything: a file written during the
+    load is reported again and replaces its row by (source, id), never doubles it. Reads
+    through the screen's loader, so follow rows use the same counters as loaded ones.
+    """
+    if not sources:
+        return None
+
+    def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
+        return list(loader([str(path) for path in paths]))
+
+    follower = FileFollower(
+        list(sources),
+        settle=settle,
+        include_existing=False,
+        loader=load_group,
+        notify=True,  # OS notifications where available: an idle browser costs nothing
+    )
+    try:
+        follower.poll()
+    except OSError:
+        return None
+    return follower

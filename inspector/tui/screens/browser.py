@@ -47,6 +47,7 @@ from inspector.tui.rows import (
     error_row,
     load_rest,
     pending_row,
+    primed_follower,
 )
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.browser_table import (
@@ -231,7 +232,7 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         reached are then loaded one by one (`rows.load_rest`)."""
         worker = get_current_worker()
         started = time.monotonic()
-        follower = self._make_follower()
+        follower = primed_follower(self.sources, self.loader, FOLLOW_SETTLE)
         batch = RowBatch(
             lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen)), BATCH_SECONDS
         )
@@ -252,32 +253,6 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         if store is not None and hasattr(store, "flush"):
             store.flush()
         self.post_message(self.LoadFinished(batch.seen, time.monotonic() - started, follower))
-
-    def _make_follower(self) -> FileFollower | None:
-        """A follower of the file sources, primed now so it reports only later changes.
-
-        Runs in the load worker before the load reads anything: a file written during the
-        load is reported again and replaces its row by (source, id), never doubles it. Reads
-        through the screen's loader, so follow rows use the same counters as loaded ones.
-        """
-        if not self.sources:
-            return None
-
-        def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
-            return list(self.loader([str(path) for path in paths]))
-
-        follower = FileFollower(
-            self.sources,
-            settle=FOLLOW_SETTLE,
-            include_existing=False,
-            loader=load_group,
-            notify=True,  # OS notifications where available: an idle browser costs nothing
-        )
-        try:
-            follower.poll()
-        except OSError:
-            return None
-        return follower
 
     def _row_for(self, key: int, item: LoadResult) -> BrowserRow:
         """A row for one loaded item; an evaluation failure becomes an error row."""
