@@ -15,7 +15,16 @@ from rich.console import Console
 
 from inspector.cli import main
 from inspector.core.artifact import Artifact
-from inspector.core.compare import CompareOptions, compare_strategies, count_verbatim, pair_stats
+from inspector.core.compare import (
+    CompareOptions,
+    Comparison,
+    artifact_afters,
+    compare_strategies,
+    count_verbatim,
+    entries_for,
+    pair_stats,
+)
+from inspector.core.hybrid import HybridResult
 from inspector.core.hybrid_facts import extract_facts, losses_between
 from inspector.core.snapshot import snapshot_from_dict
 from inspector.core.tokens import TokenCounter
@@ -32,6 +41,25 @@ def reference_dumps() -> tuple[Artifact, ...]:
     """Every dump under the reference folder, loaded by the sources package."""
     found = [a for a in load_paths([REFERENCE]) if isinstance(a, Artifact) and a.kind == "dump"]
     return tuple(sorted(found, key=lambda a: a.source))
+
+
+def compare(
+    snapshot,
+    names: list[str],
+    counter: TokenCounter,
+    counters: dict[str, TokenCounter],
+    artifact: Artifact | None = None,
+    summary_tokens: int = 400,
+) -> Comparison:
+    """The strategies by name under the snapshot's recorded settings, through the protocol."""
+    afters = artifact_afters(artifact, counter) if artifact is not None else {}
+    return compare_strategies(
+        snapshot,
+        entries_for(snapshot, names, {}),
+        counters,
+        counter,
+        CompareOptions(summary_tokens=summary_tokens, afters=afters),
+    )
 
 
 def exact(counters: dict[str, TokenCounter], mode: str) -> TokenCounter:
@@ -104,8 +132,8 @@ def test_every_reference_context_compares(path, counters) -> None:
     raw = load_json(path)
     snapshot = snapshot_from_dict(raw)
     counter = counters[snapshot.tuning.token_mode]
-    comparison = compare_strategies(
-        snapshot, ["current_round", "dialogue", "round_level", "hybrid"], counter
+    comparison = compare(
+        snapshot, ["current_round", "dialogue", "round_level", "hybrid"], counter, counters
     )
     assert [o.strategy for o in comparison.outcomes] == [
         "current_round",
@@ -120,8 +148,8 @@ def test_every_reference_context_compares(path, counters) -> None:
             outcome.kept_verbatim + outcome.truncated + outcome.removed == outcome.messages_before
         )
         assert outcome.pairs.split == 0  # tool boundary on; hybrid keeps pairs by construction
-        if outcome.hybrid is not None:
-            assert outcome.llm_calls == (1 if outcome.hybrid.stopped_at == 3 else 0)
+        if isinstance(outcome.native, HybridResult):
+            assert outcome.llm_calls == (1 if outcome.native.stopped_at == 3 else 0)
         else:
             paid = outcome.compressed or outcome.reason == "no_benefit_rollback"
             assert outcome.llm_calls == (1 if paid else 0)
@@ -140,11 +168,8 @@ def test_dump_after_is_the_truth(counters) -> None:
     for artifact in dumps:
         assert artifact.snapshot is not None and artifact.after is not None
         counter = exact(counters, artifact.snapshot.tuning.token_mode)
-        comparison = compare_strategies(
-            artifact.snapshot,
-            [artifact.processor or ""],
-            counter,
-            CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
+        comparison = compare(
+            artifact.snapshot, [artifact.processor or ""], counter, counters, artifact
         )
         (outcome,) = comparison.outcomes
         assert outcome.after_source == "dump" and not outcome.losses_at_risk
@@ -160,9 +185,7 @@ def test_openjiuwen_estimate_matches_the_dump_but_for_the_summary(counters) -> N
         snapshot = artifact.snapshot
         assert snapshot is not None
         counter = exact(counters, snapshot.tuning.token_mode)
-        estimate = compare_strategies(
-            snapshot, [artifact.processor or ""], counter, CompareOptions(summary_tokens=400)
-        ).outcomes[0]
+        estimate = compare(snapshot, [artifact.processor or ""], counter, counters).outcomes[0]
         summary = load_json(Path(artifact.source))["compression_response"]["extracted_summary"]
         expected = artifact.recorded["tokens_after"] - counter.text_tokens(summary) + 400
         assert abs(estimate.tokens_after - expected) <= 25, artifact.source
@@ -173,11 +196,8 @@ def test_overflow_shrink_dump_shows_a_split_pair(counters) -> None:
     (artifact,) = [a for a in reference_dumps() if "f_overflow_413_retry" in a.source]
     assert artifact.snapshot is not None and artifact.after is not None
     counter = counters[artifact.snapshot.tuning.token_mode]
-    comparison = compare_strategies(
-        artifact.snapshot,
-        ["current_round", "hybrid"],
-        counter,
-        CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
+    comparison = compare(
+        artifact.snapshot, ["current_round", "hybrid"], counter, counters, artifact
     )
     dump, hybrid = comparison.outcomes
     assert dump.pairs.split >= 1 and hybrid.pairs.split == 0
@@ -187,11 +207,8 @@ def test_long_coding_session_side_by_side(counters) -> None:
     (artifact,) = [a for a in reference_dumps() if "k_long_coding_session" in a.source]
     assert artifact.snapshot is not None and artifact.after is not None
     counter = exact(counters, "tiktoken_cl100k")
-    comparison = compare_strategies(
-        artifact.snapshot,
-        ["current_round", "hybrid"],
-        counter,
-        CompareOptions(dump_after=artifact.after, dump_processor=artifact.processor),
+    comparison = compare(
+        artifact.snapshot, ["current_round", "hybrid"], counter, counters, artifact
     )
     current, hybrid = comparison.outcomes
     assert (current.tokens_before, current.tokens_after, current.messages_after) == (
@@ -203,11 +220,11 @@ def test_long_coding_session_side_by_side(counters) -> None:
     assert (current.pairs.kept, current.pairs.folded, current.pairs.split) == (4, 46, 0)
     assert "/workspace/tinycal/src/tinycal/calendar.py" in current.losses.file_paths
     # the hybrid's chars/4 estimate stays under the threshold: only level 1 cuts the file reads
-    assert hybrid.hybrid is not None and hybrid.hybrid.reason == "below_threshold"
+    assert isinstance(hybrid.native, HybridResult) and hybrid.native.reason == "below_threshold"
     assert (hybrid.llm_calls, hybrid.messages_after, hybrid.truncated) == (0, 94, 14)
     assert hybrid.losses.counts["file_paths"] == 0 and hybrid.losses.counts["error_messages"] == 0
     assert hybrid.tokens_after < hybrid.tokens_before
-    assert any(f.key == "estimator_undercounts" for f in hybrid.hybrid.findings)
+    assert any(f.key == "estimator_undercounts" for f in hybrid.findings)
 
 
 # --- rendering and the command ------------------------------------------------------------------
@@ -215,13 +232,13 @@ def test_long_coding_session_side_by_side(counters) -> None:
 
 def test_reports_render(counters) -> None:
     snapshot = snapshot_from_dict(load_json(K_DIR / "input.json"))
-    comparison = compare_strategies(
-        snapshot, ["current_round", "hybrid"], counters[snapshot.tuning.token_mode]
+    comparison = compare(
+        snapshot, ["current_round", "hybrid"], counters[snapshot.tuning.token_mode], counters
     )
     console = Console(record=True, width=140)
     console.print(compare_report(comparison, "k"))
-    hybrid = comparison.outcomes[1].hybrid
-    assert hybrid is not None
+    hybrid = comparison.outcomes[1].native
+    assert isinstance(hybrid, HybridResult)
     console.print(hybrid_report(hybrid, "replay"))
     text = console.export_text()
     for needle in (
@@ -355,7 +372,7 @@ def test_estimate_models_the_no_benefit_rollback(counters) -> None:
         load_json(REFERENCE / "h3_reinjection_defeats_compression" / "input.json")
     )
     counter = counters[snapshot.tuning.token_mode]
-    (current,) = compare_strategies(snapshot, ["current_round"], counter).outcomes
+    (current,) = compare(snapshot, ["current_round"], counter, counters).outcomes
     assert (current.compressed, current.reason, current.llm_calls) == (
         False,
         "no_benefit_rollback",

@@ -114,3 +114,38 @@ def test_a_bad_release_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert status == 2
     assert "openjiuwen" in capsys.readouterr().err.lower()
+
+
+@pytest.mark.parametrize(
+    ("processor", "family"),
+    [("hybrid", None), ("DialogueCompressor", "standard")],
+)
+def test_a_strategy_without_rerun_is_a_usage_error_naming_those_with(
+    processor: str, family: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The re-run is chosen through the protocol: only strategies with the capability."""
+    out = tmp_path / "out"
+    extra = ["--family", family] if family else []
+    status = main(
+        [
+            "rerun", str(_dump("0.1.17", "compress_tiktoken")), "--base-url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--no-key", "--out", str(out),
+            "--processor", processor, *extra,
+        ]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2 and "cannot be re-run" in err
+    assert "current_round, dialogue, round_level" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_the_selected_forked_processor_is_the_one_re_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--processor round_level` on a CurrentRound dump re-runs the RoundLevelCompressor."""
+    status, record, bodies = _run(
+        "0.1.17", "compress_tiktoken", tmp_path, capsys, "--processor", "round_level"
+    )
+    assert status == 0 and record["processor"] == "RoundLevelCompressor" and bodies
+    status, record, _ = _run("0.1.17", "compress_tiktoken", tmp_path, capsys)
+    assert status == 0 and record["processor"] == "CurrentRoundCompressor"

@@ -13,14 +13,18 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from inspector.core.compare import CompareOptions, compare_strategies, tuning_for
+from inspector.core.compare import (
+    CompareOptions,
+    artifact_afters,
+    compare_strategies,
+    default_names,
+    entries_for,
+)
 from inspector.core.hybrid import HybridResult
-from inspector.core.hybrid_config import config_from_tuning
 from inspector.core.hybrid_strategy import HYBRID, hybrid_config, outcome_label
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import Decision
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.browser import BrowserScreen
@@ -195,16 +199,16 @@ async def test_compare_screen_shows_core_numbers(counters: dict[str, TokenCounte
         snapshot = artifact.snapshot
         assert snapshot is not None and artifact.after is not None
         tuning = snapshot.tuning
+        entries = compare.entries
+        assert entries[0].strategy is screen.strategy and entries[0].settings == screen.settings
+        assert [e.strategy.key for e in entries] == default_names(snapshot, screen.strategy)
+        counter = counters[compare.mode]
         expected = compare_strategies(
             snapshot,
-            list(PROCESSOR_KINDS),
-            counters[tuning.token_mode],
-            CompareOptions(
-                tunings={k: tuning_for(snapshot, k) for k in PROCESSOR_KINDS if k != "hybrid"},
-                hybrid_config=config_from_tuning(tuning, keep_recent_is_turns=False),
-                dump_after=artifact.after,
-                dump_processor=artifact.processor,
-            ),
+            entries_for(snapshot, [e.strategy.key for e in entries], {}),
+            counters,
+            counter,
+            CompareOptions(afters=artifact_afters(artifact, counter)),
         )
         assert compare.comparison.to_dict() == expected.to_dict()
         recorded = next(o for o in expected.outcomes if o.strategy == tuning.processor)
@@ -240,10 +244,10 @@ async def test_compare_from_the_palette_and_with_hybrid_tuned(
         compare = app.screen
         assert isinstance(compare, CompareScreen) and compare.comparison is not None
         hybrid = next(o for o in compare.comparison.outcomes if o.strategy == "hybrid")
-        assert hybrid.hybrid is not None and screen.decision is not None
+        assert isinstance(hybrid.native, HybridResult) and screen.decision is not None
         shown = hybrid_config(screen.settings)  # type: ignore[arg-type]
         for name in ("max_context_tokens", "compression_threshold", "preserve_recent_turns"):
-            assert getattr(hybrid.hybrid.config, name) == getattr(shown, name)
+            assert getattr(hybrid.native.config, name) == getattr(shown, name)
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen

@@ -1,17 +1,17 @@
 """`inspector compare SOURCE ... --processors current_round,hybrid,... [--json]`.
 
-The same context under two or more strategies side by side (core.compare). For a dump,
-the recorded processor's column is the dump's real after-context; other columns are
-replays or estimates. With --base-url/--model, hybrid's level 3 calls the model for real
-(through inspector.llm, imported only then). `--keep-recent` applies to openJiuwen's processors (messages);
-hybrid's window is `--preserve-recent-turns` (turns).
+The same context under two or more strategies side by side (core.compare), every one
+reached through the strategy protocol: any registered processor can be a column, the
+tuning flags apply to every strategy that has the field (as in `why`). For a dump, the
+recorded processor's column is the dump's real after-context; other columns are replays or
+estimates. With --base-url/--model, hybrid's level 3 calls the model for real (through
+inspector.llm, imported only then).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 from typing import Any
 
 from rich.console import Console
@@ -19,7 +19,14 @@ from rich.console import Console
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
-from inspector.core.compare import CompareOptions, compare_strategies, tuning_for
+from inspector.core.compare import (
+    CompareEntry,
+    CompareOptions,
+    artifact_afters,
+    compare_strategies,
+    default_names,
+    entries_for,
+)
 from inspector.core.errors import ConfigError
 from inspector.core.hybrid import (
     HybridResult,
@@ -28,12 +35,27 @@ from inspector.core.hybrid import (
     run_hybrid_async,
     summary_transcript,
 )
-from inspector.core.hybrid_config import ESTIMATORS, TURN_UNITS, HybridConfig, config_from_tuning
+from inspector.core.hybrid_strategy import (
+    HybridSettings,
+    hybrid_after,
+    hybrid_config,
+    model_fields_given,
+)
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.after import After
+from inspector.core.strategy.registry import resolve, strategy_keys
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides, parse_processor
 from inspector.render.compare_report import compare_report
 from inspector.render.hybrid_report import hybrid_report
+
+#: The compare command's own hybrid-only flags (kept from before the generated flags) -> field.
+HYBRID_FLAGS: dict[str, str] = {
+    "preserve_recent_turns": "preserve_recent_turns",
+    "turns": "turn_unit",
+    "max_tool_output": "max_tool_output_length",
+    "reserved_output": "reserved_output_tokens",
+    "hybrid_estimator": "estimator",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,35 +67,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--processors",
         metavar="LIST",
-        help="comma-separated: "
-        + ",".join(PROCESSOR_KINDS)
-        + " (default: the recorded processor and hybrid)",
+        help="comma-separated registry keys or class names: "
+        + ", ".join(strategy_keys())
+        + " (default: the recorded processor, the others of its family, and hybrid)",
     )
-    add_tuning_arguments(parser, skip=("--context-window",))
-    group = parser.add_argument_group("hybrid strategy (spec/hybrid-compressor.md)")
+    add_tuning_arguments(parser)
+    group = parser.add_argument_group("hybrid only (spec/hybrid-compressor.md)")
     group.add_argument(
         "--preserve-recent-turns",
         type=int,
         metavar="N",
         help="last N turns never folded (default 5)",
     )
-    group.add_argument("--turns", choices=TURN_UNITS, help="what a turn is: step (default) or user")
+    group.add_argument("--turns", choices=("step", "user"), help="what a turn is (default step)")
     group.add_argument(
         "--max-tool-output", type=int, metavar="N", help="level-1 cap in characters (default 2000)"
-    )
-    group.add_argument(
-        "--context-window",
-        type=int,
-        metavar="N",
-        help="the model's declared window (default 128000)",
     )
     group.add_argument(
         "--reserved-output", type=int, metavar="N", help="tokens kept for the reply (default 4096)"
     )
     group.add_argument(
         "--hybrid-estimator",
-        choices=ESTIMATORS,
-        help="water-level estimator: chars_div_4 (the strategy's own) or counter (what-if: exact counting)",
+        choices=("chars_div_4", "counter"),
+        help="water-level estimator: chars_div_4 (the strategy's own) or counter (what-if)",
     )
     parser.add_argument(
         "--summary-tokens",
@@ -106,55 +122,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
 
 
-def parse_processors(text: str | None, recorded: str) -> list[str]:
-    """The processors to compare, validated; default: the recorded one and hybrid."""
+def parse_processors(text: str | None, snapshot: ContextSnapshot) -> list[str]:
+    """The strategies to compare (registry keys), validated; default: see `default_names`."""
     if not text:
-        first = recorded if recorded != "hybrid" else "current_round"
-        return [first, "hybrid"]
+        from inspector.core.strategy.selection import recorded_strategy
+
+        return default_names(snapshot, recorded_strategy(snapshot))
     names: list[str] = []
     for part in text.split(","):
         if not part.strip():
             continue
         try:
-            kind = parse_processor(part)
-        except ConfigError as error:
-            raise UsageError(
-                f"--processors: {error.value!r} is not a processor, must be {error.allowed}"
-            ) from None
-        if kind not in names:
-            names.append(kind)
+            key = resolve(part, snapshot.family).key
+        except ConfigError:
+            try:
+                key = resolve(part).key
+            except ConfigError as error:
+                raise UsageError(
+                    f"--processors: {error.value!r} is not a processor, must be {error.allowed}"
+                ) from None
+        if key not in names:
+            names.append(key)
     if not names:
         raise UsageError("--processors: give at least one processor")
     return names
 
 
-def hybrid_config_for(
-    args: argparse.Namespace, tuning: Tuning, recorded: frozenset[str]
-) -> HybridConfig:
-    """Hybrid settings: the tuning's budget and ratio, then the hybrid flags."""
-    turns_recorded = tuning.processor == "hybrid" and "keep_recent" in recorded
-    config = config_from_tuning(tuning, keep_recent_is_turns=turns_recorded)
-    changes: dict[str, Any] = {"placeholder_summary_tokens": args.summary_tokens}
-    given: set[str] = set()
-    for flag, name in (
-        ("preserve_recent_turns", "preserve_recent_turns"),
-        ("turns", "turn_unit"),
-        ("max_tool_output", "max_tool_output_length"),
-        ("context_window", "context_window"),
-        ("reserved_output", "reserved_output_tokens"),
-        ("hybrid_estimator", "estimator"),
-    ):
-        value = getattr(args, flag, None)
-        if value is not None:
-            changes[name] = value
-            given.add(name)
-    changes["given"] = config.given | given
-    try:
-        return config.with_(**changes)
-    except ConfigError as error:
-        raise UsageError(
-            f"{error.field}: {error.value!r} is not allowed, must be {error.allowed}"
-        ) from None
+def hybrid_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The hybrid-only flags the user gave, by settings field."""
+    return {
+        field: getattr(args, flag)
+        for flag, field in HYBRID_FLAGS.items()
+        if getattr(args, flag, None) is not None
+    }
+
+
+def _with_hybrid_flags(entries: list[CompareEntry], changes: dict[str, Any]) -> list[CompareEntry]:
+    out = []
+    for entry in entries:
+        if changes and isinstance(entry.settings, HybridSettings):
+            try:
+                entry = CompareEntry(entry.strategy, entry.settings.with_(**changes), entry.ignored)
+            except ConfigError as error:
+                raise UsageError(
+                    f"{error.field}: {error.value!r} is not allowed, must be {error.allowed}"
+                ) from None
+        out.append(entry)
+    return out
 
 
 def llm_summarizer(client: Any, model: str) -> Summarizer:
@@ -201,13 +215,15 @@ def _endpoint(args: argparse.Namespace) -> tuple[Any, str | None] | None:
 
 def run_hybrid_with_llm(
     snapshot: ContextSnapshot,
-    config: HybridConfig,
+    settings: HybridSettings,
     counter: TokenCounter,
     endpoint: Any,
     api_key: str | None,
 ) -> HybridResult:
     """The pipeline with a real LLM call for level 3 (only made when level 3 is reached)."""
     from inspector.llm.client import ChatClient
+
+    config = hybrid_config(settings, model_fields_given(snapshot, settings))
 
     async def go() -> HybridResult:
         """Open the client, run the pipeline, close the client."""
@@ -259,36 +275,23 @@ def _compare_one(
 ) -> None:
     snapshot = artifact.snapshot
     assert snapshot is not None
-    tuning = apply_overrides(snapshot.tuning, overrides)
-    snapshot = dataclasses.replace(snapshot, tuning=tuning)
-    processors = parse_processors(args.processors, tuning.processor)
-    tunings = {}
-    for kind in processors:
-        if kind != "hybrid":
-            chosen = tuning_for(snapshot, kind)
-            if "keep_recent" in overrides:
-                chosen = chosen.with_(keep_recent=overrides["keep_recent"])
-            tunings[kind] = chosen
-    config = hybrid_config_for(args, tuning, snapshot.recorded_fields)
-    counter = report.counters[tuning.token_mode]
-    hybrid_result = None
-    if args.endpoint is not None and "hybrid" in processors:
-        endpoint, api_key = args.endpoint
-        hybrid_result = run_hybrid_with_llm(snapshot, config, counter, endpoint, api_key)
-    dump_after = artifact.after if artifact.kind == "dump" else None
-    calls = artifact.recorded.get("model_calls") if artifact.recorded else None
+    selection = report.select(artifact)
+    names = parse_processors(args.processors, snapshot)
+    try:
+        entries = entries_for(snapshot, names, overrides)
+    except ConfigError as error:
+        raise UsageError(f"{artifact.source}: {error}") from None
+    entries = _with_hybrid_flags(entries, hybrid_changes(args))
+    mode = getattr(selection.settings if selection else None, "token_mode", None)
+    counter = report.counters[mode or snapshot.tuning.token_mode]
+    afters = _recorded_afters(args, artifact, entries, counter)
     comparison = compare_strategies(
         snapshot,
-        processors,
+        entries,
+        report.counters,
         counter,
         CompareOptions(
-            tunings=tunings,
-            hybrid_config=config,
-            summary_tokens=args.summary_tokens,
-            dump_after=dump_after,
-            dump_processor=artifact.processor if dump_after is not None else None,
-            dump_llm_calls=calls if isinstance(calls, int) else 1,
-            hybrid_result=hybrid_result,
+            summary_tokens=args.summary_tokens, afters=afters, counting_note=report.counting_note
         ),
     )
     if report.json:
@@ -298,6 +301,26 @@ def _compare_one(
     console.print(compare_report(comparison, f"{artifact.source} ({artifact.kind})"))
     if args.details:
         for outcome in comparison.outcomes:
-            if outcome.hybrid is not None:
-                console.print(hybrid_report(outcome.hybrid, "HybridCompressor replay"))
+            if isinstance(outcome.native, HybridResult):
+                console.print(hybrid_report(outcome.native, "HybridCompressor replay"))
     console.print()
+
+
+def _recorded_afters(
+    args: argparse.Namespace,
+    artifact: Artifact,
+    entries: list[CompareEntry],
+    counter: TokenCounter,
+) -> dict[str, After]:
+    """Results that win over the strategies' own: the dump's after-context for its
+    processor, and hybrid run with a real level-3 model."""
+    snapshot = artifact.snapshot
+    assert snapshot is not None
+    afters = artifact_afters(artifact, counter)
+    if args.endpoint is not None:
+        endpoint, api_key = args.endpoint
+        for entry in entries:
+            if isinstance(entry.settings, HybridSettings):
+                result = run_hybrid_with_llm(snapshot, entry.settings, counter, endpoint, api_key)
+                afters[entry.strategy.key] = hybrid_after(result)
+    return afters

@@ -6,17 +6,10 @@ before and absent after; rules in `hybrid_facts`). All token numbers are context
 only (no system prompt, no tools: those are the same under every strategy), counted with
 one TokenCounter so the strategies are comparable.
 
-How "after" is obtained:
-
-* **openJiuwen processors** (current_round, dialogue, round_level), from a context alone:
-  an *estimate*. The span comes from the engine; "after" is the preserved prefix, one
-  memory block whose summary is unknown without an LLM (priced at `summary_tokens`), a
-  `<recovered_context>` message rebuilt from the files read inside the span
-  (`core.reinjection`, openJiuwen's read_file/skills builders), then the protected tail. Losses are then "at
-  risk": the real summary may keep some of them.
-* **openJiuwen from a dump**: the dump's `context_after` is the truth and is used as is.
-* **hybrid**: the pipeline replayed (`hybrid.hybrid_decision`); its levels 1 and 2 are
-  exact, level 3 (if reached) is priced like an unknown LLM summary and flagged.
+Every strategy is reached through the protocol: its decision, then the context it leaves
+(`strategy.after.context_after`: exact where the strategy can say it, an estimate from its
+regions otherwise, always labelled). A result recorded elsewhere wins for its strategy:
+a dump's `context_after` (`dump_after`), or a pipeline run with a real model.
 
 Must not import anything outside the standard library and `inspector.core`.
 """
@@ -27,27 +20,19 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from inspector.core.compaction import DEFAULT_WRAPPERS
-from inspector.core.engine import Evaluation, PricedContext
-from inspector.core.hybrid import HybridResult, hybrid_decision
-from inspector.core.hybrid_config import HybridConfig, config_from_tuning
+from inspector.core.artifact import Artifact
+from inspector.core.checks import Finding
+from inspector.core.errors import ConfigError
 from inspector.core.hybrid_facts import Losses, extract_facts, losses_between
 from inspector.core.messages import Message
-from inspector.core.reinjection import build_reinjection
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.after import After, AfterSource, context_after
+from inspector.core.strategy.base import Settings, Strategy
+from inspector.core.strategy.registry import resolve
+from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import (
-    DEFAULT_KEEP_RECENT,
-    PROCESSOR_CLASS_NAMES,
-    Tuning,
-    parse_processor,
-)
-
-AfterSource = Literal["estimate", "dump", "replay"]
-
-_SUMMARY_PLACEHOLDER = "[summary unknown without an LLM call]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +80,13 @@ class StrategyOutcome:
     losses_at_risk: bool
     notes: tuple[str, ...]
     after: tuple[Message, ...] = field(repr=False)
-    hybrid: HybridResult | None = field(default=None, repr=False)
-    evaluation: Evaluation | None = field(default=None, repr=False)
+    #: The registry key of the strategy's family ("forked", "standard", "hybrid").
+    family: str = "forked"
+    findings: tuple[Finding, ...] = ()
+    #: Extra JSON the strategy adds to its column.
+    record: Mapping[str, Any] = field(default_factory=dict)
+    #: The strategy's native result (for its own detail reports only).
+    native: Any = field(default=None, repr=False, compare=False)
 
     @property
     def reduction(self) -> float:
@@ -128,9 +118,9 @@ class StrategyOutcome:
             "losses_at_risk": self.losses_at_risk,
             "notes": list(self.notes),
         }
-        if self.hybrid is not None:
-            out["hybrid"] = self.hybrid.to_json(with_outcomes=False)["hybrid"]
-            out["findings"] = [f.to_dict() for f in self.hybrid.findings]
+        out.update(self.record)
+        if self.findings:
+            out["findings"] = [f.to_dict() for f in self.findings]
         return out
 
 
@@ -203,280 +193,156 @@ def pair_stats(before: Sequence[Message], after: Sequence[Message]) -> PairStats
     return PairStats(len(pairs), kept, folded, len(split), tuple(split))
 
 
-# --- openJiuwen estimate -------------------------------------------------------------------------
-
-
-def tuning_for(snapshot: ContextSnapshot, processor: str) -> Tuning:
-    """The snapshot's tuning with another processor (its default keep unless it is the recorded one)."""
-    kind = parse_processor(processor)
-    if kind == snapshot.tuning.processor:
-        return snapshot.tuning
-    return snapshot.tuning.with_(processor=kind, keep_recent=DEFAULT_KEEP_RECENT[kind])
-
-
-def reinjection_estimate(
-    messages: Sequence[Message], compress: tuple[int, int], processor: str = "current_round"
-) -> Message | None:
-    """openJiuwen's `<recovered_context>` message for a span (`core.reinjection`), or None."""
-    start, end = compress
-    built = build_reinjection(processor, messages, [*messages[:start], *messages[end:]])
-    if built.content is None:
-        return None
-    return Message(role="user", content=built.content, metadata={"estimated": True})
-
-
-def memory_block(processor: str, summary: str) -> Message:
-    """The memory block openJiuwen writes around `summary` (the wrapper of `core.compaction`)."""
-    content = DEFAULT_WRAPPERS[processor].wrap(summary)
-    return Message(role="user", content=content, metadata={"estimated": True})
+# --- strategies side by side ---------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class _After:
-    """What one strategy made of the context, before the comparison numbers are computed."""
+class CompareEntry:
+    """One column: a strategy under its settings."""
 
-    strategy: str
-    label: str
-    compressed: bool
-    reason: str
-    source: AfterSource
-    after: Sequence[Message]
-    tokens_after: int
-    llm_calls: int
-    at_risk: bool
-    notes: Sequence[str]
-    truncated: int = 0
-    hybrid: HybridResult | None = None
-    evaluation: Evaluation | None = None
+    strategy: Strategy
+    settings: Settings
+    #: The user's overrides this strategy has no field for (said in its notes).
+    ignored: tuple[str, ...] = ()
 
 
-def _outcome(
-    made: _After, before: Sequence[Message], counter: TokenCounter, facts: Any
-) -> StrategyOutcome:
-    verbatim = count_verbatim(before, made.after)
-    removed = len(before) - verbatim - made.truncated
-    return StrategyOutcome(
-        strategy=made.strategy,
-        label=made.label,
-        compressed=made.compressed,
-        reason=made.reason,
-        after_source=made.source,
-        tokens_before=counter.count_messages(before),
-        tokens_after=made.tokens_after,
-        messages_before=len(before),
-        messages_after=len(made.after),
-        kept_verbatim=verbatim,
-        truncated=made.truncated,
-        removed=removed,
-        added=len(made.after) - verbatim - made.truncated,
-        llm_calls=made.llm_calls,
-        pairs=pair_stats(before, made.after),
-        losses=losses_between(facts, made.after),
-        losses_at_risk=made.at_risk,
-        notes=tuple(made.notes),
-        after=tuple(made.after),
-        hybrid=made.hybrid,
-        evaluation=made.evaluation,
-    )
+def entries_for(
+    snapshot: ContextSnapshot, names: Sequence[str], overrides: Mapping[str, Any]
+) -> list[CompareEntry]:
+    """Each named strategy (key or class name; the snapshot's family first) with the
+    snapshot's recorded settings for it and the user's same-named overrides on top."""
+    entries: list[CompareEntry] = []
+    for name in names:
+        chosen = select(snapshot, {**overrides, "processor": name, "family": None})
+        if all(entry.strategy.key != chosen.strategy.key for entry in entries):
+            entries.append(CompareEntry(chosen.strategy, chosen.settings, chosen.ignored))
+    return entries
 
 
-def openjiuwen_outcome(
-    snapshot: ContextSnapshot,
-    processor: str,
-    counter: TokenCounter,
-    *,
-    tuning: Tuning | None = None,
-    summary_tokens: int = 400,
-    priced: PricedContext | None = None,
-    facts: Any = None,
-) -> StrategyOutcome:
-    """An openJiuwen processor on the context: span from the engine, summary priced by estimate."""
-    kind = parse_processor(processor)
-    effective = tuning or tuning_for(snapshot, kind)
-    context = priced or PricedContext.from_snapshot(snapshot, counter)
-    evaluation = context.evaluate(effective)
-    before = snapshot.messages
-    facts = facts or extract_facts(before)
-    label = PROCESSOR_CLASS_NAMES[kind]
-    if not evaluation.hit:
-        note = (
-            f"not compressed: {evaluation.reason} (total {evaluation.total_tokens}, "
-            f"threshold {evaluation.threshold})"
-        )
-        made = _After(
-            kind, label, False, evaluation.reason, "estimate", before,
-            counter.count_messages(before), 0, False, [note], evaluation=evaluation,
-        )  # fmt: skip
-        return _outcome(made, before, counter, facts)
-    span = evaluation.span
-    block = memory_block(kind, _SUMMARY_PLACEHOLDER)
-    recovered = reinjection_estimate(before, span.compress, kind)
-    after: list[Message] = [*before[slice(*span.prefix)], block]
-    if recovered is not None:
-        after.append(recovered)
-    after.extend(before[slice(*span.tail)])
-    tokens_after = (
-        counter.count_messages(after) - counter.text_tokens(_SUMMARY_PLACEHOLDER) + summary_tokens
-    )
-    notes = [
-        f"estimate: the memory block's summary is unknown without an LLM call, priced at {summary_tokens} tokens",
-        f"span {span.counts['preserved_prefix']}/{span.counts['messages_to_compress']}/{span.counts['protected_tail']}",
-    ]
-    if recovered is not None:
-        notes.append(
-            f"recovered_context estimated from files read in the span: {counter.piece_tokens(recovered)} tokens"
-        )
-    tokens_before = counter.count_messages(before)
-    if tokens_after >= tokens_before:
-        # openJiuwen keeps a result only when the new context counts fewer tokens than the old
-        notes.append(
-            f"no benefit: {tokens_after} tokens after >= {tokens_before} before with a {summary_tokens}-token "
-            "summary, so openJiuwen would drop the result after paying for the call"
-        )
-        made = _After(
-            kind, label, False, "no_benefit_rollback", "estimate", before, tokens_before, 1,
-            False, notes, evaluation=evaluation,
-        )  # fmt: skip
-        return _outcome(made, before, counter, facts)
-    made = _After(
-        kind, label, True, evaluation.reason, "estimate", after, tokens_after, 1, True, notes,
-        evaluation=evaluation,
-    )  # fmt: skip
-    return _outcome(made, before, counter, facts)
+def default_names(snapshot: ContextSnapshot, current: Strategy, limit: int = 6) -> list[str]:
+    """The current strategy, the other strategies of its family, then the hybrid pipeline."""
+    from inspector.core.strategy.registry import all_strategies
+
+    names = [current.key]
+    for strategy in all_strategies():
+        if strategy.family == current.family and strategy.key not in names:
+            names.append(strategy.key)
+    names = names[: limit - 1]
+    if "hybrid" not in names:
+        names.append("hybrid")
+    return names
 
 
-def dump_outcome(
-    snapshot: ContextSnapshot,
-    processor: str,
-    after: Sequence[Message],
-    counter: TokenCounter,
-    *,
-    llm_calls: int = 1,
-    facts: Any = None,
-) -> StrategyOutcome:
-    """An openJiuwen processor as a dump recorded it: `context_after` is the truth."""
-    kind = parse_processor(processor)
-    before = snapshot.messages
-    facts = facts or extract_facts(before)
-    made = _After(
-        kind, PROCESSOR_CLASS_NAMES[kind], True, "applied (dump)", "dump", after,
-        counter.count_messages(after), llm_calls, False,
+def recorded_after(
+    before: Sequence[Message], after: Sequence[Message], counter: TokenCounter, llm_calls: int = 1
+) -> After:
+    """A dump's `context_after`: the truth for the dump's processor."""
+    return After(
+        True,
+        "applied (dump)",
+        "dump",
+        after,
+        counter.count_messages(after),
+        llm_calls,
+        False,
         ["from the dump: context_after as openJiuwen wrote it"],
-    )  # fmt: skip
-    return _outcome(made, before, counter, facts)
-
-
-def hybrid_outcome(
-    snapshot: ContextSnapshot,
-    counter: TokenCounter,
-    *,
-    config: HybridConfig | None = None,
-    facts: Any = None,
-    result: HybridResult | None = None,
-) -> StrategyOutcome:
-    """The HybridCompressor replayed; `result` is a run made elsewhere (e.g. with a real level-3 LLM).
-
-    Without `result` no LLM is called: level 3, if reached, is priced by placeholder.
-    """
-    cfg = result.config if result is not None else config or config_from_tuning(snapshot.tuning)
-    if result is None:
-        result = hybrid_decision(snapshot, cfg, counter)
-    if result.counted_after is None:
-        raise ValueError("the hybrid result must be computed with a counter")
-    before = snapshot.messages
-    facts = facts or extract_facts(before)
-    notes = [
-        f"water level ({result.estimator}): "
-        + " -> ".join(f"{w.stage} {w.estimated_tokens}" for w in result.water_levels)
-        + f" vs threshold {result.threshold}; stopped at level {result.stopped_at} ({result.reason})"
-    ]
-    if result.summary_source == "placeholder":
-        notes.append(
-            f"estimate: level 3's LLM summary is not run, priced at {cfg.placeholder_summary_tokens} tokens"
-        )
-    elif result.summary_source == "llm":
-        notes.append("level 3 ran: the summary was written by the model")
-    elif result.summary_source == "fallback":
-        notes.append(f"level 3 failed ({result.level3_error}): the level-2 rule summary was kept")
-    at_risk = result.summary_source == "placeholder"
-    truncated = len(result.truncated) - sum(
-        1 for i in result.folded if result.rows.truncations[i].cut
     )
-    made = _After(
-        "hybrid", "HybridCompressor", result.stopped_at > 1 or bool(result.truncated),
-        result.reason, "replay", result.messages_after, result.counted_after, result.llm_calls,
-        at_risk, notes, truncated=truncated, hybrid=result,
-    )  # fmt: skip
-    return _outcome(made, before, counter, facts)
+
+
+def artifact_afters(artifact: Artifact, counter: TokenCounter) -> dict[str, After]:
+    """What the artifact recorded as truth: a dump's after-context, for its processor."""
+    snapshot = artifact.snapshot
+    if artifact.kind != "dump" or artifact.after is None or snapshot is None:
+        return {}
+    if not artifact.processor:
+        return {}
+    try:
+        key = resolve(artifact.processor, snapshot.family).key
+    except ConfigError:
+        return {}
+    calls = artifact.recorded.get("model_calls") if artifact.recorded else None
+    llm_calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else 1
+    return {key: recorded_after(snapshot.messages, artifact.after, counter, llm_calls)}
 
 
 @dataclass(frozen=True, slots=True)
 class CompareOptions:
     """How each strategy is run in a comparison."""
 
-    #: openJiuwen processor -> its tuning (default: the snapshot's, with that processor's keep).
-    tunings: Mapping[str, Tuning] = field(default_factory=dict)
-    hybrid_config: HybridConfig | None = None
     #: Tokens a summary is priced at when no LLM is called.
     summary_tokens: int = 400
-    #: A dump's context after compression: the truth for the dump's processor.
-    dump_after: Sequence[Message] | None = None
-    dump_processor: str | None = None
-    dump_llm_calls: int = 1
-    #: A hybrid run made elsewhere (e.g. with a real level-3 LLM).
-    hybrid_result: HybridResult | None = None
+    #: Results recorded or run elsewhere, by registry key (a dump's after, a real level 3).
+    afters: Mapping[str, After] = field(default_factory=dict)
+    #: How cl100k counting is available (passed to each strategy's prepare).
+    counting_note: str = ""
+
+
+def _outcome(
+    entry: CompareEntry,
+    made: After,
+    before: Sequence[Message],
+    counter: TokenCounter,
+    facts: Any,
+) -> StrategyOutcome:
+    verbatim = count_verbatim(before, made.messages)
+    notes = list(made.notes)
+    if entry.ignored:
+        notes.append("not a setting of this processor: " + ", ".join(entry.ignored))
+    return StrategyOutcome(
+        strategy=entry.strategy.key,
+        label=entry.strategy.processor,
+        compressed=made.compressed,
+        reason=made.reason,
+        after_source=made.source,
+        tokens_before=counter.count_messages(before),
+        tokens_after=made.tokens_after,
+        messages_before=len(before),
+        messages_after=len(made.messages),
+        kept_verbatim=verbatim,
+        truncated=made.truncated,
+        removed=len(before) - verbatim - made.truncated,
+        added=len(made.messages) - verbatim - made.truncated,
+        llm_calls=made.llm_calls,
+        pairs=pair_stats(before, made.messages),
+        losses=losses_between(facts, made.messages),
+        losses_at_risk=made.at_risk,
+        notes=tuple(notes),
+        after=tuple(made.messages),
+        family=entry.strategy.family,
+        findings=tuple(made.findings),
+        record=dict(made.record),
+        native=made.native,
+    )
 
 
 def compare_strategies(
     snapshot: ContextSnapshot,
-    processors: Sequence[str],
+    entries: Sequence[CompareEntry],
+    counters: Mapping[str, TokenCounter],
     counter: TokenCounter,
     options: CompareOptions | None = None,
 ) -> Comparison:
-    """The context under each processor, in the order given; a dump's after-context wins for its processor."""
+    """The context under each strategy, in the order given (`counters`: per token mode, for
+    the strategies' own counting; `counter`: the one the columns are counted with)."""
     options = options or CompareOptions()
-    tunings, hybrid_config = options.tunings, options.hybrid_config
-    summary_tokens, dump_after = options.summary_tokens, options.dump_after
-    dump_processor, dump_llm_calls = options.dump_processor, options.dump_llm_calls
-    hybrid_result = options.hybrid_result
-    facts = extract_facts(snapshot.messages)
-    priced = PricedContext.from_snapshot(snapshot, counter)
-    dump_kind = parse_processor(dump_processor) if dump_processor else None
+    before = snapshot.messages
+    facts = extract_facts(before)
     outcomes: list[StrategyOutcome] = []
-    for name in processors:
-        kind = parse_processor(name)
-        if kind == "hybrid":
-            config = hybrid_config or config_from_tuning(snapshot.tuning)
-            if summary_tokens != config.placeholder_summary_tokens and hybrid_config is None:
-                config = config.with_(placeholder_summary_tokens=summary_tokens)
-            outcomes.append(
-                hybrid_outcome(snapshot, counter, config=config, facts=facts, result=hybrid_result)
+    for entry in entries:
+        made = options.afters.get(entry.strategy.key)
+        if made is None:
+            prepared = entry.strategy.prepare(snapshot, counters, options.counting_note)
+            decision = entry.strategy.decide(prepared, entry.settings)
+            made = context_after(
+                entry.strategy, prepared, decision, counter, options.summary_tokens
             )
-        elif dump_after is not None and kind == dump_kind:
-            outcomes.append(
-                dump_outcome(
-                    snapshot, kind, dump_after, counter, llm_calls=dump_llm_calls, facts=facts
-                )
-            )
-        else:
-            tuning = tunings.get(kind)
-            outcomes.append(
-                openjiuwen_outcome(
-                    snapshot,
-                    kind,
-                    counter,
-                    tuning=tuning,
-                    summary_tokens=summary_tokens,
-                    priced=priced,
-                    facts=facts,
-                )
-            )
+        outcomes.append(_outcome(entry, made, before, counter, facts))
     return Comparison(
         snapshot_id=snapshot.id,
         counter_mode=counter.mode,
         counter_exact=counter.exact,
-        tokens_before=counter.count_messages(snapshot.messages),
-        messages_before=len(snapshot.messages),
+        tokens_before=counter.count_messages(before),
+        messages_before=len(before),
         facts_before=facts.counts,
         outcomes=tuple(outcomes),
     )

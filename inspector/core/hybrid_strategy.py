@@ -17,9 +17,11 @@ from pydantic import Field
 
 from inspector.core.artifact import Artifact
 from inspector.core.errors import ConfigError
+from inspector.core.findings import with_findings
 from inspector.core.hybrid import HybridContext, HybridResult, MessageOutcome
 from inspector.core.hybrid_config import EstimatorKind, HybridConfig, TurnUnit
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.after import After
 from inspector.core.strategy.base import (
     Decision,
     Family,
@@ -90,6 +92,11 @@ class HybridSettings(Settings):
 
 
 _MODEL_FIELDS = ("context_window", "reserved_output_tokens")
+
+
+def model_fields_given(snapshot: ContextSnapshot, settings: Settings) -> frozenset[str]:
+    """The model-config fields the source recorded or the user set (not assumed defaults)."""
+    return frozenset(set(_MODEL_FIELDS) & (set(snapshot.config) | settings.given))
 
 
 def hybrid_config(settings: HybridSettings, given: frozenset[str] = frozenset()) -> HybridConfig:
@@ -273,14 +280,14 @@ class HybridStrategy:
     ) -> Decision:
         """The pipeline's decision: where it stops, what each message becomes."""
         assert isinstance(prepared, HybridPrepared) and isinstance(settings, HybridSettings)
-        given = frozenset(set(_MODEL_FIELDS) & set(prepared.snapshot.config))
+        given = model_fields_given(prepared.snapshot, settings)
         context = prepared.context(settings.token_mode)
         config = hybrid_config(settings, given)
         result = context.decide(config)
         record = result.to_json(with_outcomes=False)
         original, after_level_1, fixed = context.estimates(config)
         counter = prepared.counters[settings.token_mode]
-        return Decision(
+        decision = Decision(
             strategy=self.key,
             processor=self.processor,
             family=self.family,
@@ -313,6 +320,22 @@ class HybridStrategy:
             summary=_summary(result),
             native=result,
         )
+        return with_findings(decision, prepared.snapshot, artifact)
+
+    def after(
+        self, prepared: Any, decision: Decision, counter: TokenCounter, summary_tokens: int
+    ) -> After:
+        """The replayed pipeline's context; level 3's summary, when reached, priced at
+        `summary_tokens` (no LLM is called)."""
+        assert isinstance(prepared, HybridPrepared)
+        result = decision.native
+        assert isinstance(result, HybridResult)
+        settings = decision.settings
+        assert isinstance(settings, HybridSettings)
+        if summary_tokens != result.config.placeholder_summary_tokens:
+            context = prepared.context(settings.token_mode)
+            result = context.decide(result.config.with_(placeholder_summary_tokens=summary_tokens))
+        return hybrid_after(result)
 
     @staticmethod
     def _tuning_json(settings: HybridSettings) -> dict[str, Any]:
@@ -366,6 +389,42 @@ class HybridStrategy:
             SweepPoint(value, self.decide(prepared, settings.with_(**{name: value})))
             for value in chosen
         ]
+
+
+def hybrid_after(result: HybridResult) -> After:
+    """What a pipeline run (replayed, or run with a real level-3 model) leaves in the context."""
+    if result.counted_after is None:
+        raise ValueError("the hybrid result must be computed with a counter")
+    notes = [
+        f"water level ({result.estimator}): "
+        + " -> ".join(f"{w.stage} {w.estimated_tokens}" for w in result.water_levels)
+        + f" vs threshold {result.threshold}; stopped at level {result.stopped_at} ({result.reason})"
+    ]
+    placeholder = result.config.placeholder_summary_tokens
+    level3 = {
+        "placeholder": f"estimate: level 3's LLM summary is not run, priced at {placeholder} tokens",
+        "llm": "level 3 ran: the summary was written by the model",
+        "fallback": f"level 3 failed ({result.level3_error}): the level-2 rule summary was kept",
+    }.get(result.summary_source)
+    if level3:
+        notes.append(level3)
+    truncated = len(result.truncated) - sum(
+        1 for i in result.folded if result.rows.truncations[i].cut
+    )
+    return After(
+        compressed=result.stopped_at > 1 or bool(result.truncated),
+        reason=result.reason,
+        source="replay",
+        messages=result.messages_after,
+        tokens_after=result.counted_after,
+        llm_calls=result.llm_calls,
+        at_risk=result.summary_source == "placeholder",
+        notes=notes,
+        truncated=truncated,
+        findings=result.findings,
+        record={"hybrid": result.to_json(with_outcomes=False)["hybrid"]},
+        native=result,
+    )
 
 
 def _gauge(result: HybridResult, after_level_1: Sequence[int], fixed: int) -> Gauge:

@@ -104,11 +104,10 @@ def losses_text(comparison: Comparison, sample: int = 4, styles: Palette = DEFAU
                 f"  split tool-call pairs: {', '.join(outcome.pairs.split_ids)}\n",
                 style=styles("bad"),
             )
-        if outcome.hybrid is not None:
-            for finding in outcome.hybrid.findings:
-                if finding.severity == "warning":
-                    text.append(f"  ! {finding.key}: ", style=styles("severity.warning"))
-                    text.append(f"{finding.sentence}\n")
+        for finding in outcome.findings:
+            if finding.severity in ("warning", "problem"):
+                text.append(f"  ! {finding.key}: ", style=styles("severity.warning"))
+                text.append(f"{finding.sentence}\n")
     return text
 
 

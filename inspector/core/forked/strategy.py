@@ -17,6 +17,7 @@ from inspector.core.artifact import Artifact
 from inspector.core.diagnosis import Diagnosis, diagnose
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
 from inspector.core.errors import ConfigError
+from inspector.core.forked.after import forked_after
 from inspector.core.forked.settings import (
     TUNING_TO_SETTINGS,
     CurrentRoundSettings,
@@ -30,6 +31,7 @@ from inspector.core.regions import region_reason
 from inspector.core.releases.counting import CountingChoice, choose_counting
 from inspector.core.releases.profiles import profile_for_release
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.after import After
 from inspector.core.strategy.base import (
     Decision,
     Family,
@@ -163,6 +165,10 @@ class ForkedStrategy:
         assert isinstance(settings, ForkedSettings)
         return tuning_from_settings(self.key, settings)
 
+    def rerun_tuning(self, settings: Settings) -> Tuning:
+        """The tuning `inspector rerun` takes (the protocol's `Reruns`)."""
+        return self.tuning(settings)
+
     # --- deciding -------------------------------------------------------------------------
 
     def prepare(
@@ -287,6 +293,16 @@ class ForkedStrategy:
                 scale=tuning.context_max,
             ),
             native=(priced, ev),
+        )
+
+    def after(
+        self, prepared: Any, decision: Decision, counter: TokenCounter, summary_tokens: int
+    ) -> After:
+        """What the decision leaves in the context: the memory block and re-injection,
+        estimated (`core.forked.after`)."""
+        _priced, evaluation = decision.native
+        return forked_after(
+            self.key, prepared.snapshot.messages, evaluation, counter, summary_tokens
         )
 
     # --- what-if --------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from inspector.core.checks import Check, Finding
 from inspector.core.errors import ConfigError
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TokenCounter
+from inspector.core.tuning import Tuning
 
 #: Region names a strategy may use; each has one style in `render` (and a TCSS class).
 RegionName = Literal["prefix", "compress", "tail", "offload", "fold", "summary", "outside"]
@@ -327,6 +328,23 @@ class Strategy(Protocol):
     ) -> Sequence[SweepPoint]:
         """The decision at each value of `param` (None: a sensible range around the current)."""
         ...
+
+
+@runtime_checkable
+class Reruns(Protocol):
+    """A strategy with the "rerun" capability: openJiuwen's real LLM compaction can be re-run
+    under its settings (`inspector rerun`, the TUI's re-run form)."""
+
+    def rerun_tuning(self, settings: Settings) -> Tuning:
+        """The engine tuning the re-run takes for these settings."""
+        ...
+
+
+def rerun_strategy(strategy: Strategy) -> Reruns | None:
+    """The strategy as a re-runnable one, or None when it cannot be re-run."""
+    if "rerun" in strategy.capabilities and isinstance(strategy, Reruns):
+        return strategy
+    return None
 
 
 def flip_indices(points: Sequence[SweepPoint]) -> list[int]:

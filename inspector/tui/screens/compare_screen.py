@@ -9,7 +9,6 @@ Escape closes.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -22,58 +21,35 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.core.artifact import Artifact
-from inspector.core.compare import CompareOptions, Comparison, compare_strategies, tuning_for
-from inspector.core.hybrid_config import config_from_tuning
+from inspector.core.compare import (
+    CompareEntry,
+    CompareOptions,
+    Comparison,
+    artifact_afters,
+    compare_strategies,
+)
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning
 from inspector.render.compare_report import compare_report
 from inspector.tui.screens.base import InspectorScreen
-
-#: Strategies compared by default: openJiuwen's three compressors and the hybrid pipeline.
-DEFAULT_STRATEGIES: tuple[str, ...] = PROCESSOR_KINDS
 
 
 def comparison_for(
     artifact: Artifact,
-    tuning: Tuning,
+    entries: Sequence[CompareEntry],
     counters: dict[str, TokenCounter],
-    processors: Sequence[str] = DEFAULT_STRATEGIES,
+    mode: str,
 ) -> Comparison:
-    """Compare `processors` on the artifact's context under the context view's tuning.
-
-    Budget, trigger ratio and token mode come from `tuning`; each openJiuwen processor
-    keeps its own keep-recent (the recorded one for the recorded processor), hybrid uses
-    the tuning's pipeline config. A dump's recorded processor is its real after-context.
-    """
+    """Compare the strategies of `entries` on the artifact's context (columns counted with
+    `counters[mode]`); a dump's recorded processor is its real after-context."""
     snapshot = artifact.snapshot
     assert snapshot is not None
-    recorded = snapshot.tuning.processor
-    base = tuning.with_(processor=recorded, keep_recent=snapshot.tuning.keep_recent)
-    if tuning.processor == recorded:
-        base = tuning
-    snapshot = dataclasses.replace(snapshot, tuning=base)
-    tunings = {kind: tuning_for(snapshot, kind) for kind in processors if kind != "hybrid"}
-    if tuning.processor != "hybrid" and tuning.processor in tunings:
-        tunings[tuning.processor] = tuning
-    # Not tuning hybrid: its window is the spec default (keep-recent counts another unit), as in the CLI.
-    config = (
-        config_from_tuning(tuning)
-        if tuning.processor == "hybrid"
-        else config_from_tuning(base, keep_recent_is_turns=False)
-    )
-    dump_after = artifact.after if artifact.kind == "dump" else None
-    calls = artifact.recorded.get("model_calls") if artifact.recorded else None
+    counter = counters[mode]
     return compare_strategies(
         snapshot,
-        list(processors),
-        counters[tuning.token_mode],
-        CompareOptions(
-            tunings=tunings,
-            hybrid_config=config,
-            dump_after=dump_after,
-            dump_processor=artifact.processor if dump_after is not None else None,
-            dump_llm_calls=calls if isinstance(calls, int) else 1,
-        ),
+        entries,
+        counters,
+        counter,
+        CompareOptions(afters=artifact_afters(artifact, counter)),
     )
 
 
@@ -94,15 +70,17 @@ class CompareScreen(InspectorScreen[None]):
     def __init__(
         self,
         artifact: Artifact,
-        tuning: Tuning,
+        entries: Sequence[CompareEntry],
         counters: dict[str, TokenCounter],
-        processors: Sequence[str] = DEFAULT_STRATEGIES,
+        mode: str,
     ) -> None:
+        """`entries`: the columns, the context view's strategy and settings first; `mode`:
+        the token counter the columns are counted with."""
         super().__init__()
         self.artifact = artifact
-        self.tuning = tuning
+        self.entries = tuple(entries)
         self.counters = counters
-        self.processors = tuple(processors)
+        self.mode = mode
         self.comparison: Comparison | None = None
 
     def compose(self) -> ComposeResult:
@@ -117,11 +95,8 @@ class CompareScreen(InspectorScreen[None]):
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append("strategies ", "bold reverse")
         title.append(f" {self.artifact.id}", "bold")
-        title.append(
-            f"  {', '.join(self.processors)}  ·  context_max {self.tuning.context_max:,}, "
-            f"trigger {self.tuning.trigger_ratio:g}, {self.tuning.token_mode}",
-            "dim",
-        )
+        names = ", ".join(entry.strategy.key for entry in self.entries)
+        title.append(f"  {names}  ·  counted with {self.mode}", "dim")
         self.query_one("#compare-title", Static).update(title)
         self.query_one("#compare-body").focus()
         self.compute()
@@ -129,7 +104,7 @@ class CompareScreen(InspectorScreen[None]):
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def compute(self) -> None:
         """Run the comparison (one core call) and post it."""
-        comparison = comparison_for(self.artifact, self.tuning, self.counters, self.processors)
+        comparison = comparison_for(self.artifact, self.entries, self.counters, self.mode)
         if not get_current_worker().is_cancelled:
             self.post_message(self.Compared(comparison))
 

@@ -25,6 +25,7 @@ from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
+from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
     Decision,
     Flip,
@@ -56,6 +57,7 @@ from inspector.tui.screens.context_view import (
     source_headline,
     total_note,
 )
+from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActions
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
@@ -68,7 +70,12 @@ FLIPS_DELAY = 0.05
 
 
 class ContextScreen(
-    ContextSide, ContextLaunch, ContextNavigation, TuningActions, InspectorScreen[None]
+    ContextSide,
+    ContextLaunch,
+    ContextNavigation,
+    TuningActions,
+    ReportActions,
+    InspectorScreen[None],
 ):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
@@ -216,7 +223,6 @@ class ContextScreen(
         kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
         if kept is None or self.snapshot is None:
             return
-        from inspector.core.strategy import registry
 
         strategy_key, settings = kept
         self.strategy = registry.get(strategy_key)
@@ -299,6 +305,7 @@ class ContextScreen(
         self._decided(decision)
 
     def _decided(self, decision: Decision) -> None:
+        decision = self.with_pins(decision)
         release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
         if decision.numbers.get("openjiuwen_version") != release:
@@ -352,7 +359,11 @@ class ContextScreen(
         previous = self.decision.settings if self.decision is not None else None
         if previous is None:
             return start
-        recorded = self.prepared_recorded.get(type(previous))
+        recorded = (
+            self.recorded
+            if type(self.recorded) is type(previous)
+            else self.prepared_recorded.get(type(previous))
+        )
         changed = {
             name: value
             for name, value in previous.model_dump().items()
@@ -481,8 +492,7 @@ class ContextScreen(
                 return  # stale: the settings moved on
             flips.append(flip)
         found = len(flips)
-        if self.snapshot is not None:
-            flips = holding_flips(flips, self.snapshot, key, self.counters)
+        flips = holding_flips(flips, self.strategy, self._prepared, self.counters)
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 
@@ -542,7 +552,7 @@ class ContextScreen(
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer only what applies to this artifact (palette and footer follow)."""
-        if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
+        if self.snapshot is None and action not in NO_CONTEXT_ACTIONS:
             return False
         if action == "toggle_after":
             return self.artifact.after is not None

@@ -165,6 +165,20 @@ CONTEXT_BINDINGS: list[BindingType] = [
         tooltip="The tuning as the processor config (JSON)",
     ),
     Binding(
+        "e",
+        "write_report",
+        "Report",
+        show=False,
+        tooltip="Write this context's report (Markdown, HTML, snapshot with pins); says where",
+    ),
+    Binding(
+        "P",
+        "toggle_pin",
+        "Pin message",
+        show=False,
+        tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
+    ),
+    Binding(
         "R",
         "rerun",
         "Re-run",

@@ -13,13 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.core.artifact import Artifact
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.strategy.base import Decision, Flip, Prepared, Settings, Strategy
+from inspector.core.strategy import registry
+from inspector.core.strategy.base import (
+    Decision,
+    Flip,
+    Prepared,
+    Settings,
+    Strategy,
+    rerun_strategy,
+)
 from inspector.core.strategy.fields import fields_of
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import PROCESSOR_KINDS, Tuning, apply_overrides
 from inspector.render.message_detail import message_plain_text
-from inspector.render.verdict import render_to_text
-from inspector.render.why_report import why_report
 from inspector.tui.screens.context_view import tuning_overrides_of
 from inspector.tui.screens.progress import StrategiesLauncher
 from inspector.tui.widgets.message_list import MessageList
@@ -46,6 +51,10 @@ class ContextLaunch(StrategiesLauncher):
 
         def current_messages(self) -> Any: ...
 
+        def report_text(self) -> str: ...
+
+        def _carried_settings(self, strategy: Strategy) -> Settings: ...
+
         def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
 
         def notify(self, message: str, **kwargs: Any) -> None: ...
@@ -64,33 +73,34 @@ class ContextLaunch(StrategiesLauncher):
         self.app.push_screen(screen, chosen)
 
     def action_compare_strategies(self) -> None:
-        """Open the strategies view: this context under each compressor, side by side."""
+        """Open the strategies view: this context under each compressor, side by side
+        (computed in steps behind a progress that Esc cancels)."""
         if self.snapshot is None:
             return
-        self.launch_strategies(self.artifact, self._tuning())
+        from inspector.core.compare import CompareEntry, default_names
+
+        entries = [CompareEntry(self.strategy, self.settings)] + [
+            CompareEntry(other, self._carried_settings(other))
+            for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
+        ]
+        mode = str(getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode))
+        self.launch_strategies(self.artifact, entries, mode)
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
-        if self.snapshot is None or "rerun" not in self.strategy.capabilities:
+        strategy = rerun_strategy(self.strategy)
+        if self.snapshot is None or strategy is None:
             return
         from inspector.tui.screens.rerun_screen import open_rerun
 
         artifact = self.artifact
         release = getattr(self.settings, "openjiuwen_version", None)
-        if isinstance(release, str) and self.snapshot is not None:
+        if isinstance(release, str):
             # the re-run follows the release the Tune panel shows, like the decision does
             snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
             artifact = dataclasses.replace(artifact, snapshot=snapshot)
-        open_rerun(self.app, artifact, self._tuning(), counters=self.counters)
-
-    def _tuning(self) -> Tuning:
-        """The engine tuning the re-run and the strategies view take (the current settings by
-        their short names; another family keeps the recorded processor)."""
-        assert self.snapshot is not None
-        changes: dict[str, Any] = dict(tuning_overrides_of(self.settings))
-        if self.strategy.key in PROCESSOR_KINDS:
-            changes["processor"] = self.strategy.key
-        return apply_overrides(self.snapshot.tuning, changes)
+        tuning = strategy.rerun_tuning(self.settings)
+        open_rerun(self.app, artifact, tuning, counters=self.counters)
 
     def action_copy_message(self) -> None:
         """Copy the selected message to the clipboard."""
@@ -106,8 +116,8 @@ class ContextLaunch(StrategiesLauncher):
         self.notify("why report copied", timeout=2)
 
     def why_text(self) -> str:
-        """The why report of the current settings as plain text."""
-        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
+        """The why report of the current settings as plain text (Markdown, no box drawing)."""
+        return str(self.report_text())
 
     def settings_fields(self) -> list[str]:
         """Names of the current strategy's settings (for tests and the palette)."""

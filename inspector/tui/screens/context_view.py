@@ -132,7 +132,8 @@ def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
 
 
 def tuning_overrides_of(settings: Settings) -> dict[str, Any]:
-    """The settings by our older short names where a field has one (`trigger_ratio`, ...)."""
+    """The settings by our older short names where a field has one (`trigger_ratio`, ...):
+    the overrides the browser applies to every row."""
     return {
         info.alias: getattr(settings, info.name)
         for info in fields_of(type(settings))

@@ -25,10 +25,9 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact
-from inspector.core.compare import Comparison
+from inspector.core.compare import CompareEntry, Comparison
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import Tuning
-from inspector.tui.screens.compare_screen import DEFAULT_STRATEGIES, CompareScreen, comparison_for
+from inspector.tui.screens.compare_screen import CompareScreen, comparison_for
 
 #: Seconds of work before the progress modal appears.
 SHOW_AFTER = 0.5
@@ -79,10 +78,11 @@ class PrecomputedCompareScreen(CompareScreen):
         self,
         comparison: Comparison,
         artifact: Artifact,
-        tuning: Tuning,
+        entries: Sequence[CompareEntry],
         counters: dict[str, TokenCounter],
+        mode: str,
     ) -> None:
-        super().__init__(artifact, tuning, counters)
+        super().__init__(artifact, entries, counters, mode)
         self._given = comparison
 
     def compute(self) -> Any:  # type: ignore[override]
@@ -105,8 +105,7 @@ class StrategiesLauncher:
 
     _progress: ProgressScreen | None = None
     _compare_worker: Worker[Any] | None = None
-    _compare_args: tuple[Artifact, Tuning] | None = None
-
+    _compare_args: tuple[Artifact, tuple[CompareEntry, ...], str] | None = None
     app: Any
     counters: dict[str, TokenCounter]
 
@@ -116,18 +115,20 @@ class StrategiesLauncher:
 
         def post_message(self, message: TextualMessage) -> bool: ...
 
-    def launch_strategies(self, artifact: Artifact, tuning: Tuning) -> None:
+    def launch_strategies(
+        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
+    ) -> None:
         """Compare in a worker; show progress after `SHOW_AFTER` s; open the view when done."""
-        self._compare_args = (artifact, tuning)
+        self._compare_args = (artifact, tuple(entries), mode)
         self._progress = None
-        self._compare_worker = self.compare_in_steps(artifact, tuning, DEFAULT_STRATEGIES)
+        self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode)
         worker = self._compare_worker
-        self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker))
+        self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker, len(entries)))
 
-    def _show_progress(self, worker: Worker[Any]) -> None:
+    def _show_progress(self, worker: Worker[Any], total: int) -> None:
         if worker is not self._compare_worker or worker.is_finished:
             return
-        self._progress = ProgressScreen("comparing strategies", len(DEFAULT_STRATEGIES))
+        self._progress = ProgressScreen("comparing strategies", total)
 
         def closed(finished: bool | None) -> None:
             if not finished and self._compare_worker is worker:
@@ -137,19 +138,21 @@ class StrategiesLauncher:
         self.app.push_screen(self._progress, closed)
 
     @work(thread=True, exclusive=True, group="strategies", exit_on_error=False)
-    def compare_in_steps(self, artifact: Artifact, tuning: Tuning, names: Sequence[str]) -> None:
-        """One processor per step; the joined comparison posted last."""
+    def compare_in_steps(
+        self, artifact: Artifact, entries: tuple[CompareEntry, ...], mode: str
+    ) -> None:
+        """One strategy per step; the joined comparison posted last."""
         worker = get_current_worker()
         parts: list[Comparison] = []
-        for index, name in enumerate(names):
-            self.post_message(StepDone(index, name))
-            parts.append(comparison_for(artifact, tuning, self.counters, (name,)))
+        for index, entry in enumerate(entries):
+            self.post_message(StepDone(index, entry.strategy.key))
+            parts.append(comparison_for(artifact, (entry,), self.counters, mode))
             if worker.is_cancelled:
                 return
         joined = dataclasses.replace(
             parts[0], outcomes=tuple(o for part in parts for o in part.outcomes)
         )
-        self.post_message(StepDone(len(names), "", joined))
+        self.post_message(StepDone(len(entries), "", joined))
 
     def on_step_done(self, message: StepDone) -> None:
         """Move the bar; at the end close it and open the strategies view."""
@@ -163,7 +166,7 @@ class StrategiesLauncher:
         self._compare_worker = None
         if progress is not None and progress.is_attached and not progress.cancelled:
             progress.dismiss(True)
-        artifact, tuning = self._compare_args
+        artifact, entries, mode = self._compare_args
         self.app.push_screen(
-            PrecomputedCompareScreen(message.result, artifact, tuning, self.counters)
+            PrecomputedCompareScreen(message.result, artifact, entries, self.counters, mode)
         )
