@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,14 @@ run: $(VENV)/.installed
 # two workers: the suite is CPU-bound and the machines have two cores
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2
+
+# the Spark recipe of the decision index, in local mode (a JVM; the `spark` extra, ~400 MB)
+$(VENV)/.spark-installed: pyproject.toml | $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[test,spark]'
+	touch $@
+
+test-spark: $(VENV)/.spark-installed
+	INSPECTOR_TEST_SPARK=1 PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python -m pytest -q tests/test_index_spark.py
 
 check: $(VENV)/.installed
 	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live

@@ -38,10 +38,10 @@ def _context(model: str, context_max: int) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("key", ["hybrid", "standard.dialogue", "standard.micro_compact", "dialogue"])
-def test_every_family_names_a_window_mismatch(
-    counters: dict[str, TokenCounter], key: str
-) -> None:
+@pytest.mark.parametrize(
+    "key", ["hybrid", "standard.dialogue", "standard.micro_compact", "dialogue"]
+)
+def test_every_family_names_a_window_mismatch(counters: dict[str, TokenCounter], key: str) -> None:
     strategy = registry.get(key)
     raw = _context("gpt-4o", 200_000)
     raw["processor_family"] = "forked" if strategy.family == "forked" else "standard"
@@ -71,7 +71,11 @@ def test_a_recorded_growth_is_named_without_a_context() -> None:
     )
     found = run_findings(FindingInput(snapshot=None, artifact=artifact, family="standard"))
     assert [f.key for f in found] == ["compaction_grows_context"]
-    assert "2,624" in found[0].sentence and "2,591" in found[0].sentence and "by 33" in found[0].sentence
+    assert (
+        "2,624" in found[0].sentence
+        and "2,591" in found[0].sentence
+        and "by 33" in found[0].sentence
+    )
 
 
 def test_findings_table_puts_problems_first_with_kind_and_fix() -> None:
@@ -81,7 +85,9 @@ def test_findings_table_puts_problems_first_with_kind_and_fix() -> None:
         Finding("risky", "warning", "a warning last"),
     ]
     text = render_to_text(findings_table(findings), width=200)
-    assert text.index("problem bad_thing") < text.index("warning risky") < text.index("info routine")
+    assert (
+        text.index("problem bad_thing") < text.index("warning risky") < text.index("info routine")
+    )
     assert "fix: do the other thing" in text
     assert [f.key for f in by_severity(findings)] == ["bad_thing", "risky", "routine"]
 

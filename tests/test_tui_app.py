@@ -302,11 +302,10 @@ async def test_flip_key_applies_the_smallest_change(
         before = screen.decision.hit
         strategy = registry.get(screen.strategy.key)
         prepared = strategy.prepare(screen.artifact.snapshot, counters)
-        snapshot = screen.artifact.snapshot
         expected = holding_flips(
             strategy.flips(prepared, screen.settings),
-            strategy,
-            lambda other: other.prepare(snapshot, counters),
+            screen.artifact.snapshot,
+            strategy.key,
             counters,
         )
         assert expected and [f.sentence for f in screen.flips or ()] == [

@@ -30,6 +30,7 @@ COMMAND_MODULES: dict[str, str] = {
     "cache": "inspector.cli.cache",
     "schema": "inspector.cli.schema",
     "report": "inspector.cli.report",
+    "index": "inspector.cli.index",
 }
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2

@@ -23,6 +23,8 @@ from inspector.core.strategy.base import Decision, Prepared
 from inspector.core.strategy.selection import Selection, select
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
+from inspector.sources.debugstream import stream_logs, streamable
+from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
@@ -84,12 +86,16 @@ class ReportRun:
         self.counters = cached_counters(self.cache)
         self.counting_note = load_cl100k().note
         self._notices: set[tuple[str, str]] = set()
+        #: Debug logs given alone and at least this big are streamed record by record
+        #: (`inspector.sources.debugstream`): memory bounded by one open run per key.
+        self.stream_min_bytes = STREAM_MIN_BYTES
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
 
         A Rich progress bar runs on stderr while files load, unless --json or stderr is not a
-        terminal.
+        terminal. Big debug logs given alone are streamed (`stream_min_bytes`), so each
+        evaluation is reported as soon as it is read.
         """
         progress = _stderr_progress() if not self.json else None
         callback = None
@@ -101,10 +107,16 @@ class ReportRun:
             def callback(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-        try:
-            for item in load_paths(
+        logs = streamable(self.sources, self.stream_min_bytes)
+        items = (
+            stream_logs(logs)
+            if logs is not None
+            else load_paths(
                 self.sources, counters=self.counters, progress=callback, contexts=self.contexts
-            ):
+            )
+        )
+        try:
+            for item in items:
                 if progress is not None:
                     progress.stop()
                     progress = None

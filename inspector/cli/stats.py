@@ -53,10 +53,15 @@ def run(args: argparse.Namespace) -> int:
     with_findings = not getattr(args, "no_findings", False)
     # without findings, stats reads only what each artifact recorded: nothing is rebuilt
     report = ReportRun(args, contexts=with_findings)
-    artifacts = list(report.artifacts())
-    stats = compute_stats(artifacts, errors=report.errors)
     if with_findings:
+        artifacts = list(report.artifacts())
+        stats = compute_stats(artifacts)
         stats.update(_findings(report, artifacts))
+    else:
+        # one pass over the artifacts as they load (a streamed debug log is never held whole)
+        stats = compute_stats(report.artifacts())
+    # the errors are counted during the pass over the artifacts
+    stats["errors"] = report.errors
     if report.json:
         print_json_line({"kind": "stats", "sources": report.sources, **stats})
     else:

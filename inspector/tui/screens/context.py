@@ -492,7 +492,8 @@ class ContextScreen(
                 return  # stale: the settings moved on
             flips.append(flip)
         found = len(flips)
-        flips = holding_flips(flips, self.strategy, self._prepared, self.counters)
+        if self.snapshot is not None:
+            flips = holding_flips(flips, self.snapshot, key, self.counters)
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 

@@ -144,6 +144,20 @@ CONTEXT_BINDINGS: list[BindingType] = [
         tooltip="The why report as text to the clipboard",
     ),
     Binding(
+        "e",
+        "write_report",
+        "Report",
+        show=False,
+        tooltip="Write this context's report (Markdown, HTML, snapshot with pins); says where",
+    ),
+    Binding(
+        "P",
+        "toggle_pin",
+        "Pin message",
+        show=False,
+        tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
+    ),
+    Binding(
         "A",
         "apply_to_all",
         "Apply to all rows",
@@ -163,20 +177,6 @@ CONTEXT_BINDINGS: list[BindingType] = [
         "Copy config JSON",
         show=False,
         tooltip="The tuning as the processor config (JSON)",
-    ),
-    Binding(
-        "e",
-        "write_report",
-        "Report",
-        show=False,
-        tooltip="Write this context's report (Markdown, HTML, snapshot with pins); says where",
-    ),
-    Binding(
-        "P",
-        "toggle_pin",
-        "Pin message",
-        show=False,
-        tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
     ),
     Binding(
         "R",

@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.compare import CompareEntry, default_names
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
@@ -25,7 +26,6 @@ from inspector.core.strategy.base import (
 from inspector.core.strategy.fields import fields_of
 from inspector.core.tokens import TokenCounter
 from inspector.render.message_detail import message_plain_text
-from inspector.tui.screens.context_view import tuning_overrides_of
 from inspector.tui.screens.progress import StrategiesLauncher
 from inspector.tui.widgets.message_list import MessageList
 
@@ -47,13 +47,13 @@ class ContextLaunch(StrategiesLauncher):
 
         def apply_settings(self, settings: Settings) -> None: ...
 
-        def _prepared(self, strategy: Strategy) -> Prepared: ...
-
-        def current_messages(self) -> Any: ...
+        def _carried_settings(self, strategy: Strategy) -> Settings: ...
 
         def report_text(self) -> str: ...
 
-        def _carried_settings(self, strategy: Strategy) -> Settings: ...
+        def _prepared(self, strategy: Strategy) -> Prepared: ...
+
+        def current_messages(self) -> Any: ...
 
         def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
 
@@ -73,17 +73,15 @@ class ContextLaunch(StrategiesLauncher):
         self.app.push_screen(screen, chosen)
 
     def action_compare_strategies(self) -> None:
-        """Open the strategies view: this context under each compressor, side by side
-        (computed in steps behind a progress that Esc cancels)."""
+        """Open the strategies view: this context under this strategy, the others of its
+        family and hybrid, the user's changes carried to each."""
         if self.snapshot is None:
             return
-        from inspector.core.compare import CompareEntry, default_names
-
         entries = [CompareEntry(self.strategy, self.settings)] + [
             CompareEntry(other, self._carried_settings(other))
             for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
         ]
-        mode = str(getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode))
+        mode = getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode)
         self.launch_strategies(self.artifact, entries, mode)
 
     def action_rerun(self) -> None:
@@ -117,7 +115,7 @@ class ContextLaunch(StrategiesLauncher):
 
     def why_text(self) -> str:
         """The why report of the current settings as plain text (Markdown, no box drawing)."""
-        return str(self.report_text())
+        return self.report_text()
 
     def settings_fields(self) -> list[str]:
         """Names of the current strategy's settings (for tests and the palette)."""
@@ -140,10 +138,10 @@ class ContextLaunch(StrategiesLauncher):
         if browser is None:
             return
         # only what the user changed: each row keeps its own recorded values otherwise
-        recorded = tuning_overrides_of(self.recorded)
+        recorded = by_short_name(self.recorded)
         overrides: dict[str, Any] = {
             name: value
-            for name, value in tuning_overrides_of(self.settings).items()
+            for name, value in by_short_name(self.settings).items()
             if recorded.get(name) != value
         }
         if self.strategy.key != getattr(self, "_first_strategy", self.strategy.key):
@@ -152,6 +150,14 @@ class ContextLaunch(StrategiesLauncher):
             self.notify("nothing tuned to apply: the settings are the recorded ones", timeout=2)
             return
         browser.apply_tuning(overrides)
+
+
+def by_short_name(settings: Settings) -> dict[str, Any]:
+    """Every field by its shared short name where it has one (`trigger_ratio`, ...), so that
+    rows of other processors read the same setting; else by its own name."""
+    return {
+        info.alias or info.name: getattr(settings, info.name) for info in fields_of(type(settings))
+    }
 
 
 def processor_config(processor: str, settings: Settings, fmt: str = "yaml") -> str:

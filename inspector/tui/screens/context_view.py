@@ -10,8 +10,7 @@ from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.outcome import classify_outcome
-from inspector.core.strategy.base import Decision, Settings
-from inspector.core.strategy.fields import fields_of
+from inspector.core.strategy.base import Decision
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 
@@ -129,13 +128,3 @@ def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
             amount = ""
         text.append(f"{count} msgs{where}{amount}")
     return text
-
-
-def tuning_overrides_of(settings: Settings) -> dict[str, Any]:
-    """The settings by our older short names where a field has one (`trigger_ratio`, ...):
-    the overrides the browser applies to every row."""
-    return {
-        info.alias: getattr(settings, info.name)
-        for info in fields_of(type(settings))
-        if info.alias is not None
-    }

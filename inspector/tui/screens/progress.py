@@ -105,7 +105,9 @@ class StrategiesLauncher:
 
     _progress: ProgressScreen | None = None
     _compare_worker: Worker[Any] | None = None
-    _compare_args: tuple[Artifact, tuple[CompareEntry, ...], str] | None = None
+    _steps: int = 0
+    _compare_args: tuple[Artifact, Sequence[CompareEntry], str] | None = None
+
     app: Any
     counters: dict[str, TokenCounter]
 
@@ -118,17 +120,20 @@ class StrategiesLauncher:
     def launch_strategies(
         self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
     ) -> None:
-        """Compare in a worker; show progress after `SHOW_AFTER` s; open the view when done."""
+        """Compare in a worker; show progress after `SHOW_AFTER` s; open the view when done.
+
+        `entries`: the columns; `mode`: the token counter the columns are counted with."""
         self._compare_args = (artifact, tuple(entries), mode)
         self._progress = None
+        self._steps = len(entries)
         self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode)
         worker = self._compare_worker
-        self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker, len(entries)))
+        self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker))
 
-    def _show_progress(self, worker: Worker[Any], total: int) -> None:
+    def _show_progress(self, worker: Worker[Any]) -> None:
         if worker is not self._compare_worker or worker.is_finished:
             return
-        self._progress = ProgressScreen("comparing strategies", total)
+        self._progress = ProgressScreen("comparing strategies", self._steps)
 
         def closed(finished: bool | None) -> None:
             if not finished and self._compare_worker is worker:
@@ -139,7 +144,7 @@ class StrategiesLauncher:
 
     @work(thread=True, exclusive=True, group="strategies", exit_on_error=False)
     def compare_in_steps(
-        self, artifact: Artifact, entries: tuple[CompareEntry, ...], mode: str
+        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
     ) -> None:
         """One strategy per step; the joined comparison posted last."""
         worker = get_current_worker()
