@@ -160,9 +160,7 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         self._follower: FileFollower | None = None
         self._follow_timer: Timer | None = None
         self._follow_worker: Worker[None] | None = None
-        #: One file given alone opens straight into its context (once, after the first load).
         self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
-        self._loaded_once = False
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -341,19 +339,6 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         if message.follower is not None:
             self._start_following(message.follower)
         self._first_load_done()
-
-    def _first_load_done(self) -> None:
-        """After the first load: the newest row selected; a lone file's one context opened."""
-        if self._loaded_once:
-            return
-        self._loaded_once = True
-        table = self.query_one("#table", DataTable)
-        if self.shown:
-            table.move_cursor(row=0, animate=False)
-        openable = [row for row in self.rows if row.artifact is not None]
-        if self.open_single and len(openable) == 1 and len(self.rows) == 1:
-            table.move_cursor(row=self.shown.index(openable[0]), animate=False)
-            self.action_open_row()
 
     # --- live: following files and connections -----------------------------------------
 
