@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun test-browser test-wheel
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,25 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2
 
+# the Spark recipe of the decision index, in local mode (a JVM; the `spark` extra, ~400 MB)
+$(VENV)/.spark-installed: pyproject.toml | $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[test,spark]'
+	touch $@
+
+test-spark: $(VENV)/.spark-installed
+	INSPECTOR_TEST_SPARK=1 PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python -m pytest -q tests/test_index_spark.py
+
 check: $(VENV)/.installed
 	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
 	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n 2
+
+# the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
+# odd filesystems and misbehaving servers
+fuzz: $(VENV)/.installed
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q tests/test_fuzz_harden.py tests/test_harden_http.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
@@ -37,6 +50,11 @@ parity-live: $(VENV)/.installed
 # re-record the re-run corpus (tests/data/rerun/) from the real releases' cached environments
 parity-rerun: $(VENV)/.installed
 	$(BIN)/python -m parity_live.rerun_scenarios
+
+# A real jiuwenswarm 0.2.3 (its own cached venv under ~/.cache/context-inspector/) on
+# 127.0.0.1 with a scripted model, driven until it compresses; several minutes
+test-swarm: $(VENV)/.installed
+	INSPECTOR_SWARM=1 $(BIN)/python -m pytest -q -s tests/integration
 
 samples: $(VENV)/.installed
 	$(BIN)/python -m tools.samples sample_dumps

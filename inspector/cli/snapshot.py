@@ -1,7 +1,7 @@
 """`inspector snapshot SOURCE ... [TUNING]`: JSON Lines, one context snapshot per context found.
 
 For a dump this is the rebuilt pre-compression context. Tuning flags are written into the
-snapshot. Values that look like API keys are masked. When the source names them, the
+snapshot. Secrets found in the data are masked (`core.redact`; `--no-mask` keeps them). When the source names them, the
 snapshot also carries `session_id`, `context_id` and `timestamp` (the time of the
 `threshold_check` it was evaluated at: a debug run's check, a dump's linked check, or a
 loaded snapshot's own), so loading it next to the debug log links it to that evaluation.
@@ -18,7 +18,6 @@ from inspector.cli.report import add_pin_argument, pins_of
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.pins import recorded_pins
-from inspector.core.redact import mask_secrets
 from inspector.core.releases.counting import choose_counting
 from inspector.core.snapshot import ContextSnapshot
 
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         record.update(_evaluation_keys(artifact))
         record["source"] = artifact.source
         record["kind"] = artifact.kind
-        print_json_line(mask_secrets(record))
+        print_json_line(record)  # masked there (--no-mask: as it is)
     return report.exit_status
 
 

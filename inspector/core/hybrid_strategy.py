@@ -17,6 +17,7 @@ from pydantic import Field
 
 from inspector.core.artifact import Artifact
 from inspector.core.errors import ConfigError
+from inspector.core.findings import with_findings
 from inspector.core.hybrid import HybridContext, HybridResult, MessageOutcome
 from inspector.core.hybrid_config import EstimatorKind, HybridConfig, TurnUnit
 from inspector.core.snapshot import ContextSnapshot
@@ -286,7 +287,7 @@ class HybridStrategy:
         record = result.to_json(with_outcomes=False)
         original, after_level_1, fixed = context.estimates(config)
         counter = prepared.counters[settings.token_mode]
-        return Decision(
+        decision = Decision(
             strategy=self.key,
             processor=self.processor,
             family=self.family,
@@ -319,19 +320,25 @@ class HybridStrategy:
             summary=_summary(result),
             native=result,
         )
+        return with_findings(decision, prepared.snapshot, artifact)
 
     def after(
         self, prepared: Any, decision: Decision, counter: TokenCounter, summary_tokens: int
     ) -> After:
-        """The replayed pipeline's context; level 3's summary, when reached, priced at
-        `summary_tokens` (no LLM is called)."""
+        """The replayed pipeline's context, counted with `counter`; level 3's summary, when
+        reached, priced at `summary_tokens` (no LLM is called)."""
         assert isinstance(prepared, HybridPrepared)
         result = decision.native
         assert isinstance(result, HybridResult)
         settings = decision.settings
         assert isinstance(settings, HybridSettings)
-        if summary_tokens != result.config.placeholder_summary_tokens:
-            context = prepared.context(settings.token_mode)
+        mode = counter.mode if counter.mode in prepared.counters else settings.token_mode
+        if (
+            summary_tokens != result.config.placeholder_summary_tokens
+            or mode != settings.token_mode
+        ):
+            # counted with the comparison's counter, the summary at the comparison's price
+            context = prepared.context(mode)
             result = context.decide(result.config.with_(placeholder_summary_tokens=summary_tokens))
         return hybrid_after(result)
 

@@ -14,10 +14,14 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.theme import Theme
 
+from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
 from inspector.tui.commands import binding_commands
 from inspector.tui.keys import APP_BINDINGS
 from inspector.tui.screens.browser import BrowserScreen, Loader
+
+#: Textual's own palette commands that stay: its theme picker (the one theme entry) and Quit.
+KEPT_SYSTEM_COMMANDS = frozenset({"Theme", "Quit"})
 
 
 class InspectorApp(App[int]):
@@ -41,6 +45,9 @@ class InspectorApp(App[int]):
         self.overrides = overrides
         self.counters = counters
         self.loader = loader
+        #: Tuning left on each context, (source, id) -> (strategy key, settings): it survives
+        #: going back to the browser and opening the context again.
+        self.tunings: dict[tuple[str, str], tuple[str, Any]] = {}
 
     def on_mount(self) -> None:
         """Open the browser on the sources, in the theme chosen last time."""
@@ -71,9 +78,15 @@ class InspectorApp(App[int]):
             if store is not None and hasattr(store, "close"):
                 store.close()
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """Copy `text` with its secrets masked (every copy command goes through here)."""
+        super().copy_to_clipboard(mask_text(text))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The built-in commands, then every key binding valid on this screen."""
-        yield from super().get_system_commands(screen)
+        """Textual's theme picker and Quit, then every key binding valid on this screen."""
+        for command in super().get_system_commands(screen):
+            if command.title in KEPT_SYSTEM_COMMANDS:
+                yield command
         yield from binding_commands(self, screen)
 
     def action_help(self) -> None:

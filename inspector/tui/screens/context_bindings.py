@@ -21,6 +21,20 @@ CONTEXT_BINDINGS: list[BindingType] = [
     Binding("s", "sweep", "Sweep", tooltip="Chart a parameter across its range; flips marked"),
     Binding("f", "apply_flip(1)", "Flip", tooltip="Apply the first change that flips the verdict"),
     Binding("slash", "search", "Search", tooltip="Find text in messages and tool calls"),
+    Binding(
+        "shift+down,J",
+        "scroll_side(3)",
+        "Scroll tab down",
+        show=False,
+        tooltip="Scroll the visible tab (Why, Tune, Detail) from the list",
+    ),
+    Binding(
+        "shift+up,K",
+        "scroll_side(-3)",
+        "Scroll tab up",
+        show=False,
+        tooltip="Scroll the visible tab up from the list",
+    ),
     Binding("n", "next_match", "Next match", show=False),
     Binding("N", "previous_match", "Prev match", show=False),
     Binding(
@@ -142,6 +156,27 @@ CONTEXT_BINDINGS: list[BindingType] = [
         "Pin message",
         show=False,
         tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
+    ),
+    Binding(
+        "A",
+        "apply_to_all",
+        "Apply to all rows",
+        show=False,
+        tooltip="Start every context of the browser from this tuning (rows re-evaluated)",
+    ),
+    Binding(
+        "x",
+        "copy_config('yaml')",
+        "Copy config",
+        show=False,
+        tooltip="The tuning as the processor config (YAML, openJiuwen's field names)",
+    ),
+    Binding(
+        "X",
+        "copy_config('json')",
+        "Copy config JSON",
+        show=False,
+        tooltip="The tuning as the processor config (JSON)",
     ),
     Binding(
         "R",
