@@ -16,6 +16,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Select, TabbedContent
 
+from inspector.core.compare import default_names
 from inspector.core.outcome import classify_outcome
 from inspector.core.strategy import registry
 from inspector.core.tokens import TokenCounter
@@ -387,7 +388,9 @@ async def test_strategies_open_behind_a_progress_that_cancels(
         assert bar.progress >= 1
         view = app.screen
         assert isinstance(view, CompareScreen) and view.comparison is not None
-        assert [o.strategy for o in view.comparison.outcomes] == list(progress.DEFAULT_STRATEGIES)
+        assert screen.snapshot is not None
+        expected = default_names(screen.snapshot, screen.strategy)
+        assert [o.strategy for o in view.comparison.outcomes] == expected
 
 
 # --- the Tune panel's optional numbers ---------------------------------------------------
