@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun test-swarm
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,25 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2
 
+# the Spark recipe of the decision index, in local mode (a JVM; the `spark` extra, ~400 MB)
+$(VENV)/.spark-installed: pyproject.toml | $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[test,spark]'
+	touch $@
+
+test-spark: $(VENV)/.spark-installed
+	INSPECTOR_TEST_SPARK=1 PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python -m pytest -q tests/test_index_spark.py
+
 check: $(VENV)/.installed
 	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
 	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n 2
+
+# the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
+# odd filesystems and misbehaving servers
+fuzz: $(VENV)/.installed
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q tests/test_fuzz_harden.py tests/test_harden_http.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
@@ -48,3 +61,14 @@ samples: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# The HTML report in Debian's headless Chromium (installed here when missing): rendered
+# regions, verdict and findings, no network request; a screenshot in bench/out/report.png.
+test-browser: $(VENV)/.installed
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	$(BIN)/python -m pytest -q slow_tests/test_report_browser.py
+
+# The wheel installed into a fresh venv outside the repository runs `inspector why` on its
+# bundled samples with exact counting (builds the wheel; dependencies from the registry).
+test-wheel: $(VENV)/.installed
+	$(BIN)/python -m pytest -q slow_tests/test_wheel_install.py

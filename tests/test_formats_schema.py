@@ -140,5 +140,5 @@ def test_each_schema_is_a_valid_draft_2020_12_schema(name: str) -> None:
 
 
 def test_an_unknown_schema_name_is_a_usage_error() -> None:
-    done = _run("schema", "index")
+    done = _run("schema", "no_such_format")
     assert done.returncode == 2 and "invalid choice" in done.stderr and not done.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,14 +18,26 @@ from inspector.cli.common import (
 )
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import ConfigError
+from inspector.core.redact import escape_controls, shown_name
 from inspector.core.strategy.base import Decision, Prepared
 from inspector.core.strategy.selection import Selection, select
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
+from inspector.sources.debugstream import stream_logs, streamable
+from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+
+def shown_names(artifact: Artifact) -> Artifact:
+    """The artifact with its file name and id escaped for a text report (a name cannot
+    write control characters to the terminal; JSON output escapes them itself)."""
+    source, ident = shown_name(artifact.source), shown_name(artifact.id)
+    if source == artifact.source and ident == artifact.id:
+        return artifact
+    return dataclasses.replace(artifact, source=source, id=ident)
 
 
 def _stderr_progress() -> Progress | None:
@@ -73,12 +86,16 @@ class ReportRun:
         self.counters = cached_counters(self.cache)
         self.counting_note = load_cl100k().note
         self._notices: set[tuple[str, str]] = set()
+        #: Debug logs given alone and at least this big are streamed record by record
+        #: (`inspector.sources.debugstream`): memory bounded by one open run per key.
+        self.stream_min_bytes = STREAM_MIN_BYTES
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
 
         A Rich progress bar runs on stderr while files load, unless --json or stderr is not a
-        terminal.
+        terminal. Big debug logs given alone are streamed (`stream_min_bytes`), so each
+        evaluation is reported as soon as it is read.
         """
         progress = _stderr_progress() if not self.json else None
         callback = None
@@ -90,17 +107,23 @@ class ReportRun:
             def callback(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-        try:
-            for item in load_paths(
+        logs = streamable(self.sources, self.stream_min_bytes)
+        items = (
+            stream_logs(logs)
+            if logs is not None
+            else load_paths(
                 self.sources, counters=self.counters, progress=callback, contexts=self.contexts
-            ):
+            )
+        )
+        try:
+            for item in items:
                 if progress is not None:
                     progress.stop()
                     progress = None
                 if isinstance(item, LoadError):
                     self.report_error(item)
                 else:
-                    yield item
+                    yield item if self.json else shown_names(item)
         finally:
             if progress is not None:
                 progress.stop()
@@ -112,7 +135,10 @@ class ReportRun:
         if self.json:
             print_json_line(error.to_dict())
         where = f" ({error.where})" if error.where else ""
-        print(f"error: {error.source}{where}: {error.error}", file=sys.stderr)
+        print(
+            f"error: {shown_name(error.source)}{where}: {escape_controls(error.error)}",
+            file=sys.stderr,
+        )
 
     def select(self, artifact: Artifact) -> Selection | None:
         """The strategy and settings for an artifact (None without a context); a notice on

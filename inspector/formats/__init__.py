@@ -3,7 +3,8 @@
 `snapshot` (our interchange format), `dump` (openJiuwen's compression dump), `debug` (a
 debug-log record, a union on `event`), `llm_request` (0.1.19's `llm_request.jsonl`
 record), `why` (a `why --json` line), `stats` (the `stats --json` line), `compare`,
-`sweep` and `rerun` (their `--json` lines). The rules
+`sweep` and `rerun` (their `--json` lines) and `index` (one row of the Parquet decision
+index). The rules
 shared by all of them (unknown keys kept, strict types, NaN and huge integers refused, one
 located error) are in `inspector.formats.base`. The bulk message objects stay the slots
 dataclasses of `inspector.core.messages`. Must not import anything outside pydantic, the
@@ -19,6 +20,7 @@ from pydantic import TypeAdapter
 from inspector.formats.base import FormatModel, format_error, validate
 from inspector.formats.debug import DEBUG_RECORD, DebugRecord, parse_debug_record
 from inspector.formats.dump import DumpDocument
+from inspector.formats.index import IndexRow
 from inspector.formats.llm_request import LlmRequestRecord
 from inspector.formats.output import ErrorLine, StatsLine, WhyLine
 from inspector.formats.reports import CompareLine, RerunLine, SweepLine
@@ -34,6 +36,7 @@ __all__ = [
     "DumpDocument",
     "ErrorLine",
     "FormatModel",
+    "IndexRow",
     "LlmRequestRecord",
     "SnapshotEnvelope",
     "StatsLine",
@@ -57,6 +60,7 @@ _PUBLIC: dict[str, tuple[Any, str]] = {
     "compare": (CompareLine, "one `inspector compare --json` line"),
     "sweep": (SweepLine, "one `inspector sweep --json` point"),
     "rerun": (RerunLine, "the `inspector rerun --json` object"),
+    "index": (IndexRow, "one row of the `inspector index` Parquet decision index"),
 }
 
 #: The formats `inspector schema NAME` knows, in the order `--help` lists them.

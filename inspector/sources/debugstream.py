@@ -1,0 +1,200 @@
+"""Debug logs read record by record, each evaluation yielded as soon as it is complete.
+
+For a debug log given on its own (nothing to link it with: no dump, no snapshot), memory
+stays bounded by one open run per (processor, session, context) key instead of every
+record of the file: a line is read (at most `MAX_LINE_BYTES`; a longer one is skipped
+without being held), parsed, checked as the batch reader checks it
+(`debuglog.check_debug_record`), and added to its key's open run; the next
+`threshold_check` of that key closes the run, which is then given its outcome
+(`core.timeline.link_runs` with no dumps) and yielded as the same debug artifact the
+loader makes. What differs from `inspector.sources.loader`, by design: runs come in the
+order they complete (the loader groups them by key), the error line for unreadable
+records comes after the runs (one `LoadError`, as the loader words it), a run's timeline is
+the run itself, and records are taken in file order (openJiuwen appends them as they
+happen; the loader sorts each key's records by time). `streamable` says when a command may
+use this path. Must not import Textual or Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from inspector.core.artifact import Artifact, LoadError
+from inspector.core.errors import InspectorError
+from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, link_runs
+from inspector.sources.debuglog import (
+    check_debug_record,
+    debug_artifact,
+    looks_like_debug_record,
+    near_debug_record,
+)
+from inspector.sources.jsonio import (
+    MAX_LINE_BYTES,
+    ReadProblem,
+    check_value,
+    loads_strict,
+    summarize_problems,
+)
+from inspector.sources.llm_request import LLM_REQUEST_FILE, is_llm_request
+
+#: Suffixes of the files that may be streamed (JSON Lines).
+_SUFFIXES = (".jsonl", ".ndjson")
+#: How much of a file's start `streamable` reads to find its first record.
+_HEAD_BYTES = 1 << 16
+
+
+def _first_record(path: Path) -> Any:
+    """The first non-empty line of a file, parsed (None if it is not JSON)."""
+    try:
+        with path.open("rb") as handle:
+            for raw in handle.read(_HEAD_BYTES).splitlines():
+                if raw.strip():
+                    return loads_strict(raw.decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return None
+
+
+def streamable(sources: Sequence[str], min_bytes: int) -> list[Path] | None:
+    """The sources as paths when every one is a debug log of JSON Lines (first record a
+    debug record, not `llm_request.jsonl`) and together they hold at least `min_bytes`;
+    else None (the loader reads them, linking what it can)."""
+    paths: list[Path] = []
+    total = 0
+    for source in sources:
+        if "{" in source:
+            return None
+        path = Path(source)
+        if not path.is_file() or not path.name.lower().endswith(_SUFFIXES):
+            return None
+        if path.name == LLM_REQUEST_FILE:
+            return None
+        first = _first_record(path)
+        if not looks_like_debug_record(first) or is_llm_request(first):
+            return None
+        total += path.stat().st_size
+        paths.append(path)
+    return paths if paths and total >= min_bytes else None
+
+
+def _lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """The file's lines; None for a line over `limit` bytes (skipped in blocks, never held)."""
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while True:
+                rest = handle.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield raw
+
+
+class _RunBuilder:
+    """The open runs of a log, one per key; closed runs come out as artifacts."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.open: dict[RunKey, dict[str, Any]] = {}
+        self.counts: dict[RunKey, int] = {}
+
+    def add(self, record: DebugRecord) -> Artifact | None:
+        """Take one record; the artifact of the run it closes, if any."""
+        key, event = record.key, record.event
+        state = self.open.get(key)
+        closed = None
+        if event == "threshold_check" or state is None:
+            if state is not None:
+                closed = self._artifact(key, state)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            state = {"index": self.counts[key], "line": record.line, "check": None, "span": None}
+            state.update(retries=[], other=[])
+            self.open[key] = state
+        if event == "threshold_check":
+            state["check"] = record.raw
+        elif event == "span_built" and state["span"] is None:
+            state["span"] = record.raw
+        elif event == "compression_retry":
+            state["retries"].append(record.raw)
+        else:
+            state["other"].append(record.raw)
+        return closed
+
+    def close_all(self) -> Iterator[Artifact]:
+        """The runs still open at the end of the file, in the order they started."""
+        for key, state in sorted(self.open.items(), key=lambda item: item[1]["line"] or 0):
+            yield self._artifact(key, state)
+        self.open.clear()
+
+    def _artifact(self, key: RunKey, state: dict[str, Any]) -> Artifact:
+        run = EvaluationRun(
+            key=key,
+            index=state["index"],
+            source=self.source,
+            line=state["line"],
+            threshold_check=state["check"],
+            span_built=state["span"],
+            retries=tuple(state["retries"]),
+            other_events=tuple(state["other"]),
+        )
+        (done,), _ = link_runs([run], [])
+        return debug_artifact(done, [done.to_dict()])
+
+
+def _record(raw: bytes, number: int, source: str) -> DebugRecord:
+    """One line as a checked debug record (ValueError or InspectorError when it is not)."""
+    document = loads_strict(raw.decode("utf-8"))
+    problem = check_value(document)
+    if problem is not None:
+        raise ValueError(problem)
+    if not (looks_like_debug_record(document) or near_debug_record(document)):
+        raise ValueError("not a debug-log record")
+    if is_llm_request(document):
+        raise ValueError("an llm_request record inside a debug log")
+    check_debug_record(document)
+    return DebugRecord(document, source, number)
+
+
+def stream_debug_log(
+    path: Path, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[Artifact | LoadError]:
+    """Each evaluation run of a debug log as its artifact, as soon as it completes; then one
+    LoadError naming the unreadable records, if any (see the module docstring)."""
+    source = str(path)
+    builder = _RunBuilder(source)
+    bad: list[ReadProblem] = []
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(_lines(handle, max_line_bytes), start=1):
+                if raw is None:
+                    bad.append(ReadProblem("record is over the line limit", f"line {number}"))
+                    continue
+                if not raw.strip():
+                    continue
+                try:
+                    record = _record(raw, number, source)
+                except (InspectorError, ValueError, UnicodeDecodeError, RecursionError) as error:
+                    text = getattr(error, "message", None) or str(error) or type(error).__name__
+                    bad.append(ReadProblem(str(text), f"line {number}"))
+                    continue
+                closed = builder.add(record)
+                if closed is not None:
+                    yield closed
+    except OSError as error:
+        yield LoadError(source, f"cannot read: {error.strerror or error}")
+        return
+    yield from builder.close_all()
+    problem = summarize_problems(bad)
+    if problem is not None:
+        yield LoadError(source, problem.error, problem.where)
+
+
+def stream_logs(paths: Sequence[Path]) -> Iterator[Artifact | LoadError]:
+    """`stream_debug_log` over several logs, in order."""
+    for path in paths:
+        yield from stream_debug_log(path)
