@@ -81,7 +81,7 @@ def state_badge(state: SourceState, styles: Palette = DEFAULT_PALETTE) -> Text:
 
 #: Gauge characters: the agent's configured trigger (┃), where frames showed it compress (¦), the
 #: user's own --trigger-ratio.
-MARK_CHARS = {"config": "┃", "frames": "¦", "user": "|"}
+MARK_CHARS = {"config": "|", "frames": "¦", "user": ":"}
 
 
 def usage_gauge(
@@ -93,7 +93,7 @@ def usage_gauge(
 ) -> Text:
     """A bar of `rate` percent with the trigger points marked; styled `bad` at or over one.
 
-    `threshold_percent` is the user's own mark (`|`); `marks` the agent's (`┃` from its
+    `threshold_percent` is the user's own mark (`:`); `marks` the agent's (`|` from its
     config, `¦` where its frames showed it compress).
     """
     if rate is None:

@@ -188,7 +188,7 @@ async def test_the_tui_live_panel_lists_and_opens_the_operations(tmp_path: Path)
                         assert logged[listed.operation_id].status == listed.status
                 completed = [op for op in panel.operations if op.status == "completed"]
                 assert completed, panel.plain
-                assert "¦" in panel.plain or "┃" in panel.plain  # the agent's trigger marks
+                assert "¦" in panel.plain or "|" in panel.plain  # the agent's trigger marks
                 assert "200,000" in panel.plain
                 target = completed[0]
                 index = panel.operations.index(target)
