@@ -222,9 +222,9 @@ async def test_apply_to_every_row_re_evaluates_the_browser(
         browser = next(s for s in app.screen_stack if isinstance(s, BrowserScreen))
         assert browser.overrides["trigger_ratio"] == 0.05
         for row in browser.rows:
-            assert row.tuning is not None and row.tuning.trigger_ratio == 0.05
-            assert row.evaluation is not None
-            assert row.evaluation.hit or row.evaluation.reason != "below_threshold"
+            assert row.decision is not None
+            assert row.decision.settings.trigger_context_ratio == 0.05
+            assert row.decision.hit or row.decision.reason != "below_threshold"
 
 
 async def test_copy_the_tuning_as_the_processor_config(counters: dict[str, TokenCounter]) -> None:
