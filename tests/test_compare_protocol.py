@@ -186,3 +186,21 @@ def test_every_column_is_counted_with_the_comparison_counter(
         assert dialogue.tokens_before == hybrid.tokens_before == comparison.tokens_before
         assert hybrid.native.stopped_at < 3  # no placeholder summary in the count
         assert hybrid.tokens_after == counter.count_messages(list(hybrid.after))
+
+
+def test_the_text_report_escapes_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A terminal escape in a lost error line or the id reaches the screen escaped."""
+    raw = json.loads(E_INPUT.read_text(encoding="utf-8"))
+    raw["id"] = "ctx\x1b[31mred"
+    for message in raw["messages"]:
+        if message.get("role") == "tool":
+            message["content"] = "Traceback (most recent call last):\nValueError: bad \x1b[2J"
+            break
+    path = tmp_path / "escape.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    assert main(["compare", str(path), "--processors", "current_round"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[31m" not in out and "\x1b[2J" not in out
+    assert "\\x1b" in out

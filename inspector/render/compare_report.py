@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.compare import Comparison, StrategyOutcome
+from inspector.core.redact import escape_controls, shown_name
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 _SOURCE_TEXT = {"estimate": "estimate", "dump": "dump (real)", "replay": "replay"}
@@ -93,12 +94,12 @@ def losses_text(comparison: Comparison, sample: int = 4, styles: Palette = DEFAU
         ):
             if not items:
                 continue
-            shown = "; ".join(items[:sample])
+            shown = escape_controls("; ".join(items[:sample]))
             more = f" (+{len(items) - sample} more)" if len(items) > sample else ""
             text.append(f"  lost {kind}: ", style="dim")
             text.append(f"{shown}{more}\n")
         for note in outcome.notes:
-            text.append(f"  · {note}\n", style="dim")
+            text.append(f"  · {escape_controls(note)}\n", style="dim")
         if outcome.pairs.split:
             text.append(
                 f"  split tool-call pairs: {', '.join(outcome.pairs.split_ids)}\n",
@@ -107,7 +108,7 @@ def losses_text(comparison: Comparison, sample: int = 4, styles: Palette = DEFAU
         for finding in outcome.findings:
             if finding.severity in ("warning", "problem"):
                 text.append(f"  ! {finding.key}: ", style=styles("severity.warning"))
-                text.append(f"{finding.sentence}\n")
+                text.append(f"{escape_controls(finding.sentence)}\n")
     return text
 
 
@@ -117,11 +118,11 @@ def compare_report(
     """Title, the side-by-side table, the losses, and how the numbers were made."""
     head = Text.assemble(
         ("Compare ", "bold"),
-        (comparison.snapshot_id, styles("name")),
+        (shown_name(comparison.snapshot_id), styles("name")),
         f"  {comparison.messages_before} messages, {_n(comparison.tokens_before)} tokens before",
     )
     if source:
-        head.append(f"\n{source}", style="dim")
+        head.append(f"\n{shown_name(source)}", style="dim")
     exact = "exact" if comparison.counter_exact else "len//4 fallback, not exact"
     footer = Text(
         f"Tokens: context messages only (system prompt and tools are the same under every strategy), "
