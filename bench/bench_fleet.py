@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.bench_fleet_data import write_fleet
+from bench.bench_fleet_stream import measure
 from bench.common import PYTHON, Result, run_process
 
 FLOOR = str(Path(__file__).resolve().parent / "workers" / "folder.py")
@@ -38,18 +39,20 @@ def _fleet(out: Path, files: int) -> Path:
     return folder / "workspace"
 
 
-def _index(folder: Path, jobs: int, target: Path) -> float:
+def _index(folder: Path, jobs: int, target: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (this process and its pool workers) of one `inspector index`."""
     argv = [PYTHON, "-m", "inspector", "index", str(folder), "--out", str(target)]
-    return run_process([*argv, "--jobs", str(jobs), "--json"]).seconds
+    seconds, _, cpu = measure([*argv, "--jobs", str(jobs), "--json"])
+    return seconds, cpu
 
 
-def _spark(folder: Path, cores: int) -> tuple[float, float]:
+def _spark(folder: Path, cores: int) -> tuple[float, float, float]:
+    """Seconds indexing (JVM up), seconds starting, CPU seconds of the index phase."""
     with tempfile.TemporaryDirectory(prefix="fleet-spark-") as scratch:
         argv = [PYTHON, "-m", "bench.bench_fleet", "spark-worker", str(folder), scratch, str(cores)]
-        env = {"PYSPARK_PYTHON": PYTHON}
-        run = run_process(argv, env)
+        run = run_process(argv, {"PYSPARK_PYTHON": PYTHON})
         timings = json.loads(run.stdout.strip().splitlines()[-1])
-        return float(timings["index"]), float(timings["start"])
+        return float(timings["index"]), float(timings["start"]), float(timings["cpu"])
 
 
 def run(out: Path, files: int = 5_000, spark: bool = False) -> list[Result]:
@@ -111,11 +114,41 @@ def _spark_worker(folder: str, target: str, cores: int) -> None:
     )
     session.sparkContext.setLogLevel("ERROR")
     session.range(1).count()  # the JVM and a Python worker are up
-    ready = time.perf_counter()
+    ready, cpu_ready = time.perf_counter(), _tree_cpu()
     index_with_spark(session, [folder], os.path.join(target, "out"), partitions=cores * 4)
-    done = time.perf_counter()
+    done, cpu_done = time.perf_counter(), _tree_cpu()
     session.stop()
-    print(json.dumps({"start": ready - started, "index": done - ready}))
+    print(
+        json.dumps({"start": ready - started, "index": done - ready, "cpu": cpu_done - cpu_ready})
+    )
+
+
+def _tree_cpu() -> float:
+    """CPU seconds of this process and every live descendant (the JVM and its Python
+    workers), from /proc (Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = (
+            int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        ) / ticks
+    tree, frontier = {os.getpid()}, [os.getpid()]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                frontier.append(pid)
+    return sum(times.get(pid, 0.0) for pid in tree)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
