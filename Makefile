@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test check bench samples clean parity-live parity-rerun test-spark
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ check: $(VENV)/.installed
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n 2
 
+# the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
+# odd filesystems and misbehaving servers
+fuzz: $(VENV)/.installed
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q tests/test_fuzz_harden.py tests/test_harden_http.py
+
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
 
@@ -46,8 +51,24 @@ parity-live: $(VENV)/.installed
 parity-rerun: $(VENV)/.installed
 	$(BIN)/python -m parity_live.rerun_scenarios
 
+# A real jiuwenswarm 0.2.3 (its own cached venv under ~/.cache/context-inspector/) on
+# 127.0.0.1 with a scripted model, driven until it compresses; several minutes
+test-swarm: $(VENV)/.installed
+	INSPECTOR_SWARM=1 $(BIN)/python -m pytest -q -s tests/integration
+
 samples: $(VENV)/.installed
 	$(BIN)/python -m tools.samples sample_dumps
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# The HTML report in Debian's headless Chromium (installed here when missing): rendered
+# regions, verdict and findings, no network request; a screenshot in bench/out/report.png.
+test-browser: $(VENV)/.installed
+	command -v chromium >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	$(BIN)/python -m pytest -q slow_tests/test_report_browser.py
+
+# The wheel installed into a fresh venv outside the repository runs `inspector why` on its
+# bundled samples with exact counting (builds the wheel; dependencies from the registry).
+test-wheel: $(VENV)/.installed
+	$(BIN)/python -m pytest -q slow_tests/test_wheel_install.py

@@ -21,7 +21,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `inspector` i
 
 from bench.common import Result, out_dir
 
-BENCHES = ("parity", "resplit", "bigdump", "folder")
+BENCHES = ("parity", "resplit", "bigdump", "folder", "tui")
 
 
 def _format_value(result: Result) -> str:
@@ -82,7 +82,7 @@ def print_table(results: Sequence[Result], markdown: bool = False) -> None:
 
 def run_benches(names: Sequence[str], quick: bool, out: Path, repeats: int | None) -> list[Result]:
     """Run the named benchmarks at default (or quick) sizes; progress goes to stderr."""
-    from bench import bench_bigdump, bench_folder, bench_parity, bench_resplit
+    from bench import bench_bigdump, bench_folder, bench_parity, bench_resplit, bench_tui
 
     reps = repeats if repeats is not None else (1 if quick else 5)
     plans: dict[str, Callable[[], list[Result]]] = {
@@ -101,6 +101,12 @@ def run_benches(names: Sequence[str], quick: bool, out: Path, repeats: int | Non
             dumps=40 if quick else 5_000,
             sessions=4 if quick else 50,
             repeats=1 if quick else min(reps, 2),
+        ),
+        "tui": lambda: bench_tui.run(
+            out,
+            sizes=(60, 400) if quick else (419, 20_000),
+            browser=40 if quick else 5_000,
+            rounds=1 if quick else 5,
         ),
     }
     results: list[Result] = []

@@ -53,3 +53,5 @@ def _private_token_cache(
     """Point the token cache at a temporary folder: no test (or subprocess it starts) writes
     into the user's cache directory."""
     monkeypatch.setenv("CONTEXT_INSPECTOR_CACHE_DIR", str(tmp_path_factory.mktemp("token-cache")))
+    # and no test writes the user's preferences (theme, folders) either
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))

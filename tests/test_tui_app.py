@@ -21,6 +21,7 @@ from inspector.core.strategy.base import Decision
 from inspector.core.tokens import TokenCounter
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
+from inspector.tui.flip_check import holding_flips
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.help import HelpScreen, help_sections, key_display
@@ -295,13 +296,18 @@ async def test_flip_key_applies_the_smallest_change(
     app = create_app([str(folder)], counters=counters)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_row(
-            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "snapshot"
+            app, pilot, lambda row: row.artifact is not None and row.artifact.kind == "dump"
         )
         assert screen.decision is not None and screen.artifact.snapshot is not None
         before = screen.decision.hit
         strategy = registry.get(screen.strategy.key)
         prepared = strategy.prepare(screen.artifact.snapshot, counters)
-        expected = list(strategy.flips(prepared, screen.settings))
+        expected = holding_flips(
+            strategy.flips(prepared, screen.settings),
+            screen.artifact.snapshot,
+            strategy.key,
+            counters,
+        )
         assert expected and [f.sentence for f in screen.flips or ()] == [
             f.sentence for f in expected
         ]
@@ -505,7 +511,9 @@ async def test_debug_record_without_context(counters: dict[str, TokenCounter]) -
         [str(REFERENCE / "c_below_threshold" / "CurrentRoundCompressor.jsonl")], counters=counters
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        screen = await open_row(app, pilot, lambda row: row.artifact is not None)
+        await settle(app, pilot)  # one file, one record: it opens straight into its view
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
         assert not screen.has_context and screen.decision is None
         assert "no context" in text_of(screen.query_one("#verdict"))
         await pilot.press("p", "s", "a", "1")  # nothing to tune: no crash

@@ -128,6 +128,7 @@ def test_folder_watch_prints_new_dumps_and_stops_on_sigint(
 
 def test_gateway_watch_prints_compression_events(watches: list[Watch]) -> None:
     with FakeGateway() as gateway:
+        gateway.sessions_meta = [{"session_id": SID}]
         watch = start(watches, gateway.url(SID), "--json", "--count", "4", "--timeout", "20")
         watch.wait_json(lambda o: o["event"] == "state" and o["state"] == "ready")
         gateway.wait_registered(SID)
@@ -165,6 +166,7 @@ def test_gateway_watch_prints_compression_events(watches: list[Watch]) -> None:
 
 def test_gateway_watch_text_output_and_reconnect(watches: list[Watch]) -> None:
     gateway = FakeGateway().start()
+    gateway.sessions_meta = [{"session_id": SID}]
     try:
         watch = start(watches, gateway.url(SID), "--timeout", "20")
         deadline = time.monotonic() + 8
@@ -208,6 +210,7 @@ def test_trajectory_once_and_errors(watches: list[Watch]) -> None:
 
 def test_gateway_poke_wakes_the_trajectory_follower(watches: list[Watch]) -> None:
     with FakeGateway() as gateway, FakeTrajectory() as server:
+        gateway.sessions_meta = [{"session_id": SESSION}]
         watch = start(
             watches,
             gateway.url(SESSION),

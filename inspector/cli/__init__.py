@@ -11,11 +11,12 @@ import argparse
 import contextlib
 import difflib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from inspector.cli.common import UsageError, add_tuning_arguments
+from inspector.cli.common import UsageError, add_mask_flag, add_tuning_arguments, masked_output
+from inspector.core.redact import shown_name
 
 #: Subcommand name -> module under inspector.cli implementing it.
 COMMAND_MODULES: dict[str, str] = {
@@ -28,6 +29,7 @@ COMMAND_MODULES: dict[str, str] = {
     "rerun": "inspector.cli.rerun",
     "cache": "inspector.cli.cache",
     "schema": "inspector.cli.schema",
+    "report": "inspector.cli.report",
     "index": "inspector.cli.index",
 }
 
@@ -60,6 +62,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     module = importlib.import_module(COMMAND_MODULES[command])
     parser = _Parser(prog=f"inspector {command}")
     module.add_arguments(parser)
+    add_mask_flag(parser)
     return parser
 
 
@@ -74,10 +77,32 @@ def _tolerant_streams() -> None:
 
 
 def _mistyped_command(word: str) -> bool:
-    """A bare word that is no path, URL or option: a command the user mistyped."""
+    """A bare first word (no option, path separator, dot, URL or template) that is not an
+    existing path: a mistyped command. A missing path-like word opens the TUI, which shows
+    it as an error row."""
     if word.startswith("-") or "/" in word or "\\" in word or "." in word or "{" in word:
         return False
-    return not Path(word).exists()
+    try:
+        return not os.path.lexists(word)
+    except (ValueError, OSError):  # an embedded NUL, a name too long
+        return True
+
+
+def _no_such_command(word: str) -> str:
+    """The usage error for a first word that is neither a command nor a path, with a hint."""
+    close = difflib.get_close_matches(word, COMMAND_MODULES, n=1)
+    if not close:
+        lowered = word.lower().rstrip("s")
+        close = [
+            c
+            for c in COMMAND_MODULES
+            if lowered and (c.startswith(lowered) or lowered.startswith(c))
+        ][:1]
+    hint = f" (did you mean `inspector {close[0]}`?)" if close else ""
+    return (
+        f"inspector: {shown_name(repr(word))} is neither a command nor an existing file or "
+        f"folder{hint}; commands: {', '.join(COMMAND_MODULES)}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,15 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"inspector {__version__}")
         return EXIT_OK
     if command is None and args_list and _mistyped_command(args_list[0]):
-        close = difflib.get_close_matches(args_list[0], COMMAND_MODULES, n=1)
-        hint = f" (did you mean `inspector {close[0]}`?)" if close else ""
-        print(
-            f"inspector: {args_list[0]!r} is neither a command nor an existing file or folder"
-            + hint
-            + "; commands: "
-            + ", ".join(COMMAND_MODULES),
-            file=sys.stderr,
-        )
+        print(_no_such_command(args_list[0]), file=sys.stderr)
         return EXIT_USAGE
     try:
         parser = build_parser(command)
@@ -113,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_tui(args)
         module = importlib.import_module(COMMAND_MODULES[command])
-        return int(module.run(args))
+        with masked_output(args):
+            return int(module.run(args))
     except UsageError as error:
         print(str(error), file=sys.stderr)
         return EXIT_USAGE

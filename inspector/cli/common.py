@@ -1,17 +1,23 @@
-"""Arguments and helpers shared by the subcommands: tuning flags, default sources, output."""
+"""Arguments and helpers shared by the subcommands: tuning flags, default sources, output.
+
+Every command's stdout and stderr go through `masked_output` (secrets masked line by line,
+the user's API key and header values always). Never imports Textual.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import ConfigError
+from inspector.core.redact import MASK, Masker
 from inspector.core.strategy import registry
 from inspector.core.strategy.fields import FieldInfo, fields_of
 from inspector.core.tuning import apply_overrides  # noqa: F401 - re-exported
@@ -129,7 +135,9 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:
-    """No SOURCE given: the openJiuwen env folders that exist, else the bundled sample_dumps."""
+    """No SOURCE given: the openJiuwen env folders that exist, else the preferences'
+    `dump_folders` that exist, else the bundled sample_dumps (the repository's folder, or
+    the installed package's copy `inspector/samples`)."""
     found = [
         os.environ[name]
         for name in ("OPENJIUWEN_COMPRESSION_DUMP_DIR", "OPENJIUWEN_CONTEXT_DEBUG_DIR")
@@ -137,29 +145,43 @@ def default_sources(repo_samples: Path | None = None) -> list[str]:
     ]
     if found:
         return list(dict.fromkeys(found))
+    if repo_samples is None:
+        from inspector.prefs import load_prefs
+
+        remembered = [f for f in load_prefs()[0].dump_folders if Path(f).expanduser().exists()]
+        if remembered:
+            return [str(Path(f).expanduser()) for f in remembered]
     samples = repo_samples or Path(__file__).resolve().parents[2] / "sample_dumps"
     if samples.exists():
         return [str(samples)]
+    # installed from a wheel: sample_dumps/ ships as the data package inspector.samples
+    bundled = Path(__file__).resolve().parents[1] / "samples"
+    if repo_samples is None and bundled.is_dir():
+        return [str(bundled)]
     return ["sample_dumps"]
 
 
 _LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_DATA_MASKER = Masker()
 
 
 def print_json_line(obj: Any, stream: Any = None) -> None:
-    """One compact JSON object per line (non-ASCII kept), always valid UTF-8.
+    """One compact JSON object per line (non-ASCII kept), always valid UTF-8, secrets masked
+    (with the stream's masker, so --no-mask applies; else every kind the masker knows).
 
     A lone surrogate (read from a `"\\ud800"` escape) cannot be encoded as UTF-8: it is
     written as the same JSON escape, so the line still reads back to the same string. The
     line goes out as UTF-8 bytes whatever the stream's own encoding.
     """
+    out = stream or sys.stdout
+    masker = getattr(out, "masker", None)
+    obj = (masker if isinstance(masker, Masker) else _DATA_MASKER).value(obj)
     text = json.dumps(obj, ensure_ascii=False, default=str)
     try:
         data = (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
         text = _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         data = (text + "\n").encode("utf-8")
-    out = stream or sys.stdout
     binary = getattr(out, "buffer", None)
     if binary is not None:
         out.flush()
@@ -173,3 +195,113 @@ def print_json_line(obj: Any, stream: Any = None) -> None:
 def require_sources(sources: Sequence[str]) -> list[str]:
     """Sources given, or the defaults."""
     return list(sources) if sources else default_sources()
+
+
+def add_mask_flag(parser: argparse.ArgumentParser) -> None:
+    """The visible `--no-mask` every command has."""
+    parser.add_argument(
+        "--no-mask",
+        action="store_true",
+        help="print secrets found in the data as they are (for your own debugging; the API "
+        "key and --header values stay masked)",
+    )
+
+
+def given_secrets(args: argparse.Namespace) -> list[str]:
+    """The literals the user gave that must never be printed: the API key (from the variable
+    --api-key-env names, when the command has one) and every --header value."""
+    found: list[str] = []
+    variable = getattr(args, "api_key_env", None)
+    if isinstance(variable, str) and os.environ.get(variable):
+        found.append(os.environ[variable])
+    for header in getattr(args, "header", None) or []:
+        if isinstance(header, str):
+            name, _, value = header.partition(":")
+            found.append(value.strip() or name.strip())
+    return found
+
+
+class MaskedStream:
+    """A text stream that masks secrets line by line before they reach `inner`; bytes written
+    to its `buffer` (JSON lines, masked as data by `print_json_line`) get the literals only."""
+
+    def __init__(self, inner: Any, masker: Masker) -> None:
+        self._inner = inner
+        #: What JSON values printed to this stream are masked with (`print_json_line`).
+        self.masker = masker
+        self._pending = ""
+        self.buffer = _MaskedBinary(self, inner.buffer) if hasattr(inner, "buffer") else None
+
+    def write(self, text: str) -> int:
+        """Buffer up to the last newline; write the complete lines masked."""
+        self._pending += text
+        if "\n" in self._pending:
+            head, _, self._pending = self._pending.rpartition("\n")
+            self._inner.write(self.masker.text(head + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        """Write what is pending (masked) and flush."""
+        if self._pending:
+            self._inner.write(self.masker.text(self._pending))
+            self._pending = ""
+        self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _MaskedBinary:
+    """The `buffer` of a MaskedStream: UTF-8 lines masked as text, bytes kept otherwise."""
+
+    def __init__(self, owner: MaskedStream, inner: Any) -> None:
+        self._owner = owner
+        self._inner = inner
+
+    def write(self, data: bytes) -> int:
+        """Mask the bytes as UTF-8 text (undecodable bytes kept as they are)."""
+        self._owner.flush()
+        text = bytes(data).decode("utf-8", "surrogateescape")
+        masked = self._owner.masker.literal_text(text)
+        self._inner.write(masked.encode("utf-8", "surrogateescape"))
+        return len(data)
+
+    def flush(self) -> None:
+        """Flush the underlying binary stream."""
+        self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def masked_output(args: argparse.Namespace) -> Iterator[Masker]:
+    """stdout and stderr masked for the duration of a command: the user's own secrets always,
+    secrets found in the data unless --no-mask."""
+    masker = Masker(given_secrets(args), enabled=True)
+    if getattr(args, "no_mask", False):
+        masker = _LiteralsOnly(masker.literals)
+    saved = sys.stdout, sys.stderr
+    sys.stdout = MaskedStream(sys.stdout, masker)  # type: ignore[assignment]
+    sys.stderr = MaskedStream(sys.stderr, masker)  # type: ignore[assignment]
+    try:
+        yield masker
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):
+                stream.flush()
+        sys.stdout, sys.stderr = saved
+
+
+class _LiteralsOnly(Masker):
+    """--no-mask: only the literals the user gave are masked."""
+
+    def text(self, text: str) -> str:
+        """`text` with the user's literals masked, nothing else."""
+        for literal in self.literals:
+            text = text.replace(literal, MASK)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """JSON values are left as they are (the stream masks the literals)."""
+        return value

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from inspector.cli.common import (
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.compaction import Sampling, release_sampling
 from inspector.core.errors import ConfigError
+from inspector.core.redact import Masker, escape_controls, shown_name
 from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
 from inspector.core.strategy.base import rerun_strategy
@@ -99,7 +101,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="retry decisions from openJiuwen's text classification (default) or from status codes",
     )
     parser.add_argument(
-        "--timeout", type=float, default=120.0, metavar="S", help="seconds per HTTP call"
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds for each HTTP call as a whole (connect, send, the complete reply)",
     )
     parser.add_argument(
         "--temperature",
@@ -255,9 +261,12 @@ def _load_one(args: argparse.Namespace) -> Artifact | None:
         if args.json:
             print_json_line(problem.to_dict())
         where = f" ({problem.where})" if problem.where else ""
-        print(f"error: {problem.source}{where}: {problem.error}", file=sys.stderr)
+        print(
+            f"error: {shown_name(problem.source)}{where}: {escape_controls(problem.error)}",
+            file=sys.stderr,
+        )
     if not errors:
-        print(f"error: {args.source}: no context to re-run in it", file=sys.stderr)
+        print(f"error: {shown_name(args.source)}: no context to re-run in it", file=sys.stderr)
     return None
 
 
@@ -291,12 +300,16 @@ def _options(
     )
 
 
-def _write(result: RerunResult, out_dir: Path) -> dict[str, Any]:
-    """Write the dump and debug records; where they went (or why nothing was written)."""
+def _write(result: RerunResult, out_dir: Path, sources: list[str]) -> dict[str, Any]:
+    """Write the dump and debug records (masked as the output is; never inside `sources`);
+    where they went (or why nothing was written)."""
     from inspector.llm import OutputDirError, write_rerun
 
+    masker = getattr(sys.stdout, "masker", None)
     try:
-        written = write_rerun(result, out_dir)
+        written = write_rerun(
+            result, out_dir, sources=sources, masker=masker if isinstance(masker, Masker) else None
+        )
     except OutputDirError as error:
         print(f"warning: {error}; nothing written", file=sys.stderr)
         return {"folder": None, "dump": None, "debug_log": None, "error": str(error)}
@@ -351,12 +364,26 @@ def _report(
 
     Console(highlight=False).print(
         rerun_report(
-            result,
+            _displayed(result),
             source=artifact.source,
             endpoint=args.base_url,
             written=written,
             recorded=artifact.recorded if artifact.kind == "dump" else None,
         )
+    )
+
+
+def _displayed(result: RerunResult) -> RerunResult:
+    """The result as the report shows it: the model's text and the server's words with
+    control characters escaped (a reply cannot move the cursor or clear the terminal)."""
+    compaction = result.compaction
+    if compaction is not None:
+        compaction = dataclasses.replace(compaction, summary=escape_controls(compaction.summary))
+    return dataclasses.replace(
+        result,
+        compaction=compaction,
+        losses=tuple(dataclasses.replace(i, text=escape_controls(i.text)) for i in result.losses),
+        failure_reason=escape_controls(result.failure_reason) if result.failure_reason else None,
     )
 
 
@@ -416,7 +443,7 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(attempt: Attempt) -> None:
         if not args.json:
-            print(attempt.describe(), file=sys.stderr)
+            print(escape_controls(attempt.describe()), file=sys.stderr)
 
     try:
         result = asyncio.run(
@@ -442,5 +469,6 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"{artifact.source}: {error}; no model call was made", file=sys.stderr)
         return EXIT_NOTHING
-    _report(args, artifact, result, _write(result, out_dir), counting_json(choice, release))
+    written = _write(result, out_dir, [args.source])
+    _report(args, artifact, result, written, counting_json(choice, release))
     return EXIT_OK if result.outcome in ("applied", "no_benefit") else EXIT_MODEL_FAILED

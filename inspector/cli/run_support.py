@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from inspector.cli.common import (
 )
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import ConfigError
+from inspector.core.redact import escape_controls, shown_name
 from inspector.core.strategy.base import Decision, Prepared
 from inspector.core.strategy.selection import Selection, select
 from inspector.encoding import load_cl100k
@@ -27,6 +29,15 @@ from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+
+def shown_names(artifact: Artifact) -> Artifact:
+    """The artifact with its file name and id escaped for a text report (a name cannot
+    write control characters to the terminal; JSON output escapes them itself)."""
+    source, ident = shown_name(artifact.source), shown_name(artifact.id)
+    if source == artifact.source and ident == artifact.id:
+        return artifact
+    return dataclasses.replace(artifact, source=source, id=ident)
 
 
 def _stderr_progress() -> Progress | None:
@@ -112,7 +123,7 @@ class ReportRun:
                 if isinstance(item, LoadError):
                     self.report_error(item)
                 else:
-                    yield item
+                    yield item if self.json else shown_names(item)
         finally:
             if progress is not None:
                 progress.stop()
@@ -124,7 +135,10 @@ class ReportRun:
         if self.json:
             print_json_line(error.to_dict())
         where = f" ({error.where})" if error.where else ""
-        print(f"error: {error.source}{where}: {error.error}", file=sys.stderr)
+        print(
+            f"error: {shown_name(error.source)}{where}: {escape_controls(error.error)}",
+            file=sys.stderr,
+        )
 
     def select(self, artifact: Artifact) -> Selection | None:
         """The strategy and settings for an artifact (None without a context); a notice on

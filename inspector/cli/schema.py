@@ -1,5 +1,6 @@
 """`inspector schema NAME`: print the JSON Schema of a public format, so users can validate
-their own files (snapshot, dump, debug, llm_request, why, stats, index). Never imports Textual.
+their own files (snapshot, dump, debug, llm_request, why, stats, compare, sweep, rerun, index).
+Never imports Textual.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`inspector snapshot SOURCE ... [TUNING]`: JSON Lines, one context snapshot per context found.
 
 For a dump this is the rebuilt pre-compression context. Tuning flags are written into the
-snapshot. Values that look like API keys are masked. When the source names them, the
+snapshot. Secrets found in the data are masked (`core.redact`; `--no-mask` keeps them). When the source names them, the
 snapshot also carries `session_id`, `context_id` and `timestamp` (the time of the
 `threshold_check` it was evaluated at: a debug run's check, a dump's linked check, or a
 loaded snapshot's own), so loading it next to the debug log links it to that evaluation.
@@ -14,9 +14,10 @@ import dataclasses
 from typing import Any
 
 from inspector.cli.common import add_tuning_arguments, apply_overrides, print_json_line
+from inspector.cli.report import add_pin_argument, pins_of
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
-from inspector.core.redact import mask_secrets
+from inspector.core.pins import recorded_pins
 from inspector.core.releases.counting import choose_counting
 from inspector.core.snapshot import ContextSnapshot
 
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Sources and tuning flags."""
     parser.description = "Export each context found as a snapshot (JSON Lines)."
     parser.add_argument("sources", nargs="*", metavar="SOURCE")
+    add_pin_argument(parser)
     add_tuning_arguments(parser)
 
 
@@ -32,14 +34,18 @@ def run(args: argparse.Namespace) -> int:
     """Print one snapshot JSON object per context; errors as JSON lines with `error`."""
     args.json = True
     report = ReportRun(args)
+    pins = pins_of(args)
     for artifact in report.artifacts():
         if artifact.snapshot is None:
             continue
         record = _exported(artifact.snapshot, report.overrides)
+        kept = recorded_pins(artifact.snapshot) if pins is None else pins
+        if kept:
+            record["pins"] = sorted(i for i in kept if i < len(artifact.snapshot.messages))
         record.update(_evaluation_keys(artifact))
         record["source"] = artifact.source
         record["kind"] = artifact.kind
-        print_json_line(mask_secrets(record))
+        print_json_line(record)  # masked there (--no-mask: as it is)
     return report.exit_status
 
 

@@ -1,7 +1,9 @@
 """`inspector stats SOURCE ... [--json]`: what compressed, how well, and why the rest did not.
 
 Counts per processor and outcome, the reduction-ratio distribution, tokens saved, reasons
-of non-compression, retries by error type, the biggest and least effective compressions.
+of non-compression, retries by error type, the biggest and least effective compressions,
+and the findings by kind (each context is rebuilt and diagnosed under its recorded
+settings; `--no-findings` keeps the fast header-level load and leaves them out).
 `--json` prints JSON Lines: one line per unreadable input (with `error`), then one stats
 object (`"kind": "stats"`). Never imports Textual.
 """
@@ -9,10 +11,14 @@ object (`"kind": "stats"`). Never imports Textual.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from inspector.cli.common import print_json_line
 from inspector.cli.run_support import ReportRun
-from inspector.core.stats import compute_stats
+from inspector.core.artifact import Artifact
+from inspector.core.checks import Finding
+from inspector.core.findings import FindingInput, folder_findings, run_findings
+from inspector.core.stats import compute_stats, count_findings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,15 +26,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Statistics over dumps and debug logs."
     parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders")
     parser.add_argument("--json", action="store_true", help="JSON Lines instead of a report")
+    parser.add_argument(
+        "--no-findings",
+        action="store_true",
+        help="skip the findings (no context is rebuilt or counted: much faster on big folders)",
+    )
+
+
+def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
+    """Findings counted by kind: each artifact's decision, plus the folder-level ones."""
+    per_artifact: dict[int, list[Finding]] = {}
+    for index, artifact in enumerate(artifacts):
+        evaluated = report.evaluate(artifact)
+        found = list(evaluated.decision.findings) if evaluated.decision is not None else []
+        if evaluated.decision is None:
+            found = run_findings(FindingInput(snapshot=None, artifact=artifact))
+        per_artifact[index] = found
+    positions = {id(a): i for i, a in enumerate(artifacts)}
+    for artifact, finding in folder_findings(artifacts):
+        per_artifact[positions[id(artifact)]].append(finding)
+    return count_findings(per_artifact.values())
 
 
 def run(args: argparse.Namespace) -> int:
     """Load every source, compute the statistics, print them."""
-    # stats reads only what each artifact recorded: no context is rebuilt or counted
-    report = ReportRun(args, contexts=False)
-    # one pass over the artifacts as they load (a streamed debug log is never held whole);
-    # the errors are counted during that pass
-    stats = compute_stats(report.artifacts())
+    with_findings = not getattr(args, "no_findings", False)
+    # without findings, stats reads only what each artifact recorded: nothing is rebuilt
+    report = ReportRun(args, contexts=with_findings)
+    if with_findings:
+        artifacts = list(report.artifacts())
+        stats = compute_stats(artifacts)
+        stats.update(_findings(report, artifacts))
+    else:
+        # one pass over the artifacts as they load (a streamed debug log is never held whole)
+        stats = compute_stats(report.artifacts())
+    # the errors are counted during the pass over the artifacts
     stats["errors"] = report.errors
     if report.json:
         print_json_line({"kind": "stats", "sources": report.sources, **stats})

@@ -18,15 +18,18 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from inspector.cli.common import UsageError, print_json_line
 from inspector.core.live_events import (
+    CompressionState,
+    ContextUsage,
     GatewayEvent,
     LiveEvent,
     NewArtifact,
@@ -34,7 +37,8 @@ from inspector.core.live_events import (
     SourceState,
     TraceUpdated,
 )
-from inspector.core.redact import mask_secrets
+from inspector.core.live_tracker import LiveTracker
+from inspector.core.redact import mask_secrets, mask_text
 from inspector.sources.connect import (
     ConnectError,
     ConnectRequest,
@@ -100,9 +104,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trigger-ratio",
         type=float,
-        default=0.8,
+        default=None,
         metavar="F",
-        help="threshold drawn on the usage gauge (default 0.8)",
+        help="also draw this ratio on the usage gauge (the agent's own trigger points are "
+        "drawn from its config and from where its frames show it compressed)",
+    )
+    parser.add_argument(
+        "--home",
+        metavar="DIR",
+        help="gateway: jiuwenswarm's home folder, for its thresholds and the session's "
+        "transcript (default: $JIUWENSWARM_DATA_DIR or ~/.jiuwenswarm for a loopback gateway)",
+    )
+    parser.add_argument(
+        "--probe-timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="gateway: seconds to wait for the first answer before giving up (default 5)",
     )
     parser.add_argument(
         "--list-sessions",
@@ -138,7 +156,9 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("inspector watch: --timeout must be positive")
     if args.interval is not None and args.interval <= 0:
         raise UsageError("inspector watch: --interval must be positive")
-    if not 0 < args.trigger_ratio < 1:
+    if args.probe_timeout <= 0:
+        raise UsageError("inspector watch: --probe-timeout must be positive")
+    if args.trigger_ratio is not None and not 0 < args.trigger_ratio < 1:
         raise UsageError("inspector watch: --trigger-ratio must be between 0 and 1")
 
 
@@ -239,7 +259,24 @@ def _file_stream(paths: list[str], args: argparse.Namespace) -> LiveStream:
     return LiveStream(label, "files", iterator, close)
 
 
-def _print(event: LiveEvent, args: argparse.Namespace, console: Any) -> None:
+@dataclass(slots=True)
+class _View:
+    """What the printer learned so far: the agent's trigger points and the frames' scale."""
+
+    tracker: LiveTracker = field(default_factory=LiveTracker)
+    noted: bool = False
+
+    def threshold(self, args: argparse.Namespace) -> float | None:
+        """The user's own --trigger-ratio mark, in percent."""
+        return None if args.trigger_ratio is None else args.trigger_ratio * 100
+
+
+def _print(event: LiveEvent, args: argparse.Namespace, console: Any, view: _View) -> None:
+    view.tracker.apply(event)
+    note = None
+    if isinstance(event, CompressionState) and not view.noted:
+        note = view.tracker.scale_note()
+        view.noted = note is not None
     if args.json:
         line = {**event.to_dict(), "at": datetime.now(UTC).isoformat(timespec="milliseconds")}
         if (
@@ -248,30 +285,121 @@ def _print(event: LiveEvent, args: argparse.Namespace, console: Any) -> None:
             and event.artifact.snapshot is not None
         ):
             line["snapshot"] = event.artifact.snapshot.to_dict()
+        if isinstance(event, ContextUsage):
+            line["trigger_marks"] = [m.to_dict() for m in view.tracker.trigger_marks()]
+        if note is not None:
+            line["scale_note"] = note
         print_json_line(mask_secrets(line))
-    else:
-        from inspector.render.live_report import event_line
+        return
+    from inspector.render.live_report import event_line
 
-        console.print(event_line(event, threshold_percent=args.trigger_ratio * 100))
+    console.print(
+        event_line(
+            event, threshold_percent=view.threshold(args), marks=view.tracker.trigger_marks()
+        )
+    )
+    if note is not None:
+        console.print(f"         ⓘ {note}", style="dim", markup=False)
+
+
+def _print_sessions(sessions: Any, args: argparse.Namespace) -> None:
+    """One line per session, its metadata masked (it may carry the web UI's API key)."""
+    for meta in sessions:
+        safe = mask_secrets(meta)
+        if args.json:
+            print_json_line(safe)
+        else:
+            print(f"{safe.get('session_id')}\t{safe.get('mode', '')}\t{safe.get('title', '')}")
 
 
 async def _list_sessions(args: argparse.Namespace) -> int:
-    from inspector.sources.live.gateway import list_sessions
+    from inspector.sources.live.gateway import GatewayRefused, probe_gateway
 
     url = next((s for s in args.sources if classify_source(s) == "gateway"), None)
     if url is None:
         raise UsageError("inspector watch: --list-sessions needs a ws:// gateway URL")
     try:
-        sessions = await list_sessions(url, timeout=args.timeout or 10)
-    except ConnectionError as error:
-        print(f"inspector watch: {error}", file=sys.stderr)
+        probe = await probe_gateway(url, None, timeout=_probe_timeout(args))
+    except GatewayRefused as error:
+        print(f"inspector watch: {mask_text(str(error))}", file=sys.stderr)
         return EXIT_FAILED
-    for meta in sessions:
-        if args.json:
-            print_json_line(meta)
-        else:
-            print(f"{meta.get('session_id')}\t{meta.get('mode', '')}\t{meta.get('title', '')}")
+    _print_sessions(probe.sessions, args)
     return EXIT_OK
+
+
+def _probe_timeout(args: argparse.Namespace) -> float:
+    """The first answer must come within --probe-timeout, and within --timeout if shorter."""
+    if args.timeout is not None:
+        return min(args.probe_timeout, args.timeout)
+    return float(args.probe_timeout)
+
+
+async def _probe_all(args: argparse.Namespace, console: Any, view: _View) -> list[Any] | None:
+    """Check every gateway source first; None (after saying why on stderr) when one fails."""
+    from inspector.sources.live.gateway import GatewayRefused, probe_gateway
+
+    probes = []
+    for source in args.sources:
+        if classify_source(source) != "gateway":
+            continue
+        request = _request(source, args)
+        try:
+            probe = await probe_gateway(source, request.session_id, timeout=_probe_timeout(args))
+        except GatewayRefused as error:
+            print(f"inspector watch: {mask_text(str(error))}", file=sys.stderr)
+            return None
+        view.tracker.config_triggers = _config_triggers(args, source)
+        probes.append(probe)
+    return probes
+
+
+def _config_triggers(args: argparse.Namespace, url: str) -> dict[str, int]:
+    """The agent's own thresholds from its home folder, when one is given or found."""
+    from inspector.sources.jiuwenswarm import home_for_gateway, read_config
+
+    home = home_for_gateway(url, args.home)
+    if home is None:
+        return {}
+    try:
+        return read_config(home).trigger_tokens()
+    except (OSError, ValueError) as error:
+        print(f"inspector watch: {home}: cannot read config.yaml ({error})", file=sys.stderr)
+        return {}
+
+
+def _use_home(given: str) -> None:
+    """Point the live sessions at this home folder (jiuwenswarm's own variable says where)."""
+    from pathlib import Path
+
+    from inspector.sources.jiuwenswarm import find_home
+
+    target = find_home(Path(given))
+    if target is None:
+        raise UsageError(f"inspector watch: {given} is not a jiuwenswarm home folder")
+    os.environ["JIUWENSWARM_DATA_DIR"] = str(target.home)
+
+
+def _print_probe(probe: Any, args: argparse.Namespace, console: Any) -> None:
+    """`--once` on a gateway: the session as it is now (metadata masked)."""
+    session = mask_secrets(probe.session) if probe.session is not None else None
+    line = {
+        "event": "session",
+        "source": probe.url,
+        "backend_ready": probe.backend_ready,
+        "sessions": len(probe.sessions),
+        "session": session,
+    }
+    if args.json:
+        print_json_line({**line, "at": datetime.now(UTC).isoformat(timespec="milliseconds")})
+        return
+    state = "ready" if probe.backend_ready else "connected (backend not ready)"
+    console.print(f"● {state}  {probe.url}  ({len(probe.sessions)} sessions)", markup=False)
+    if session:
+        console.print(
+            f"  session {session.get('session_id')}: {session.get('title') or '(untitled)'}, "
+            f"{session.get('message_count', '?')} messages, mode {session.get('mode', '?')}",
+            markup=False,
+        )
 
 
 STOP = -1
@@ -314,19 +442,19 @@ def _signal_handlers(loop: asyncio.AbstractEventLoop, queue: Queue | None) -> No
 async def _handle(
     event: LiveEvent,
     stream: _Stream,
-    args: argparse.Namespace,
-    console: Any,
+    out: tuple[argparse.Namespace, Any, _View],
     followers: list[Any],
     tally: _Tally,
 ) -> bool:
     """Print one event, poke followers, count it; True when --count is reached."""
+    args, console, view = out
     if isinstance(event, SourceState):
         if event.state == "closed" and event.detail != "stopped":
             stream.failed = True
         if not args.no_state:
-            _print(event, args, console)
+            _print(event, args, console, view)
         return False
-    _print(event, args, console)
+    _print(event, args, console, view)
     if isinstance(event, GatewayEvent) and event.name == "connection.ack":
         return False  # shown, but part of connecting rather than data
     if isinstance(event, SourceProblem):
@@ -348,7 +476,12 @@ async def _handle(
 
 
 async def _drain(
-    streams: list[_Stream], queue: Queue, args: argparse.Namespace, console: Any, tally: _Tally
+    streams: list[_Stream],
+    queue: Queue,
+    args: argparse.Namespace,
+    console: Any,
+    tally: _Tally,
+    view: _View,
 ) -> None:
     """Take events off the queue until every stream is done, a stop, the timeout or --count."""
     loop = asyncio.get_running_loop()
@@ -367,26 +500,38 @@ async def _drain(
         stream = streams[index]
         if event is None:
             stream.done = True
-        elif await _handle(event, stream, args, console, followers, tally):
+        elif await _handle(event, stream, (args, console, view), followers, tally):
             return
 
 
 async def _watch(args: argparse.Namespace) -> int:
     if args.list_sessions:
         return await _list_sessions(args)
-    streams = _build_streams(args)
     console = None
     if not args.json:
         from rich.console import Console
 
         console = Console(highlight=False, soft_wrap=True)
+    if args.home:
+        _use_home(args.home)
+    view = _View()
+    probes = await _probe_all(args, console, view)
+    if probes is None:
+        return EXIT_FAILED
+    if args.once and probes:
+        for probe in probes:
+            _print_probe(probe, args, console)
+        if all(classify_source(s) == "gateway" for s in args.sources):
+            return EXIT_OK
+        args.sources = [s for s in args.sources if classify_source(s) != "gateway"]
+    streams = _build_streams(args)
     queue: Queue = asyncio.Queue()
     loop = asyncio.get_running_loop()
     _signal_handlers(loop, queue)
     tasks = [asyncio.create_task(_pump(i, s, queue)) for i, s in enumerate(streams)]
     tally = _Tally()
     try:
-        await _drain(streams, queue, args, console, tally)
+        await _drain(streams, queue, args, console, tally, view)
     finally:
         for stream in streams:
             with contextlib.suppress(Exception):

@@ -7,6 +7,7 @@ import argparse
 from rich.console import Console
 
 from inspector.cli.common import add_tuning_arguments, print_json_line
+from inspector.cli.report import add_pin_argument, pins_of, with_pins
 from inspector.cli.run_support import ReportRun
 from inspector.core.strategy.report import why_json
 from inspector.render.why_report import why_report
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SOURCE",
         help="dumps, logs, folders, snapshots, message lists",
     )
+    add_pin_argument(parser)
     add_tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
 
@@ -28,17 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the report (Rich) or JSON Lines; exit 1 if any input was unreadable."""
     report = ReportRun(args)
+    pins = pins_of(args)
     report.warn_inexact()
     console = Console(highlight=False)
     for artifact in report.artifacts():
         evaluated = report.evaluate(artifact)
         if report.json:
+            evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
             print_json_line(why_json(artifact, evaluated.decision))
             continue
-        flips = []
-        if evaluated.selection is not None and evaluated.prepared is not None:
-            flips = list(
-                evaluated.selection.strategy.flips(evaluated.prepared, evaluated.selection.settings)
-            )
+        evaluated, flips, _ = with_pins(report, evaluated, pins)
         console.print(why_report(artifact, evaluated.decision, flips))
     return report.exit_status

@@ -244,10 +244,7 @@ class LoadError:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON line the CLI prints for it."""
-        out: dict[str, Any] = {"source": self.source, "error": self.error}
-        if self.where is not None:
-            out["where"] = self.where
-        return out
+        return {"source": self.source, "error": self.error, "where": self.where}
 
 
 LoadResult = Artifact | LoadError

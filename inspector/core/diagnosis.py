@@ -13,9 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.core.artifact import Artifact
-from inspector.core.checks import Check, CheckStatus, Finding, Severity  # noqa: F401 - re-exported
+from inspector.core.checks import (  # noqa: F401 - re-exported
+    Check,
+    CheckStatus,
+    Finding,
+    Severity,
+    by_severity,
+)
+from inspector.core.compaction import DEFAULT_WRAPPERS
 from inspector.core.engine import ContextEngine, Evaluation, PricedContext
-from inspector.core.messages import INTERNAL_USER_PREFIXES
+from inspector.core.findings.base import FindingInput, facts_of, predict_reinjected
+from inspector.core.findings.registry import run_findings
+from inspector.core.messages import INTERNAL_USER_PREFIXES, Message
+from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tuning import Tuning
 
 
@@ -60,7 +70,55 @@ def diagnose(
     exact = priced.counter.exact
     checks = _checks(priced, tuning, evaluation, artifact)
     findings = _findings(priced, tuning, evaluation, artifact, exact, counting_note)
-    return Diagnosis(evaluation, tuple(checks), tuple(findings), exact, counting_note)
+    findings += run_findings(_finding_input(engine.snapshot, priced, tuning, evaluation, artifact))
+    return Diagnosis(evaluation, tuple(checks), tuple(by_severity(findings)), exact, counting_note)
+
+
+def _added_tokens(priced: PricedContext, processor: str) -> int:
+    """What a compaction adds besides the summary and the files: at least the memory block's
+    wrapper around an empty summary (`core.compaction`)."""
+    wrapper = DEFAULT_WRAPPERS.get(processor, DEFAULT_WRAPPERS["current_round"])
+    return priced.counter.message_tokens(Message(role="user", content=wrapper.wrap("")))
+
+
+def _finding_input(
+    snapshot: ContextSnapshot,
+    priced: PricedContext,
+    tuning: Tuning,
+    ev: Evaluation,
+    artifact: Artifact | None,
+) -> FindingInput:
+    """The pitfall findings' input from a forked evaluation (`inspector.core.findings`)."""
+    start, end = ev.span.compress
+    predicted: tuple[str, ...] | None = None
+    extra: dict[str, Any] = {}
+    if ev.hit and end > start:
+        predicted, tokens = predict_reinjected(facts_of(snapshot), (start, end), priced.pieces)
+        extra = {
+            "predicted_tokens": tokens,
+            "compress_tokens": priced.count_range(start, end),
+            "added_tokens": _added_tokens(priced, tuning.processor) if predicted else 0,
+        }
+    usage = priced.usage
+    return FindingInput(
+        snapshot=snapshot,
+        artifact=artifact,
+        family="forked",
+        processor=tuning.processor,
+        hit=ev.hit,
+        reason=ev.reason,
+        compress=(start, end),
+        total_tokens=ev.total_tokens,
+        threshold=ev.threshold,
+        context_max=tuning.context_max,
+        counter=priced.counter,
+        counted_total=priced.counted_total if usage.value is not None else None,
+        usage_index=usage.index if usage.value is not None else None,
+        usage_total=usage.total_tokens if usage.value is not None else None,
+        last_real_user=priced.last_real_user_index,
+        predicted_files=predicted,
+        extra=extra,
+    )
 
 
 # --- checks ---------------------------------------------------------------------------

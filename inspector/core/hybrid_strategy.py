@@ -17,6 +17,7 @@ from pydantic import Field
 
 from inspector.core.artifact import Artifact
 from inspector.core.errors import ConfigError
+from inspector.core.findings import with_findings
 from inspector.core.hybrid import HybridContext, HybridResult, MessageOutcome
 from inspector.core.hybrid_config import EstimatorKind, HybridConfig, TurnUnit
 from inspector.core.snapshot import ContextSnapshot
@@ -286,7 +287,7 @@ class HybridStrategy:
         record = result.to_json(with_outcomes=False)
         original, after_level_1, fixed = context.estimates(config)
         counter = prepared.counters[settings.token_mode]
-        return Decision(
+        decision = Decision(
             strategy=self.key,
             processor=self.processor,
             family=self.family,
@@ -319,6 +320,7 @@ class HybridStrategy:
             summary=_summary(result),
             native=result,
         )
+        return with_findings(decision, prepared.snapshot, artifact)
 
     def after(
         self, prepared: Any, decision: Decision, counter: TokenCounter, summary_tokens: int

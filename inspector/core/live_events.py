@@ -9,6 +9,7 @@ never an exception. Pure: no I/O; imports only the standard library and `inspect
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -35,7 +36,7 @@ def _int(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return int(value)
+        return int(value) if math.isfinite(value) else None
     if isinstance(value, str):
         try:
             return int(value.strip())
@@ -48,14 +49,16 @@ def _float(value: Any) -> float | None:
     """A float from a number or numeric string; None otherwise."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str):
+            number = float(value.strip())
+        else:
             return None
-    return None
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _str(value: Any) -> str:
@@ -555,17 +558,75 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
+#: Digits an integer in a frame may have: beyond this it is out of float range, refused.
+MAX_INT_DIGITS = 308
+#: How much of an unreadable frame an error quotes.
+_QUOTE = 120
+
+
+class FrameRefused(ValueError):
+    """A frame is valid JSON but not a value we accept (NaN, Infinity, out-of-range numbers)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise FrameRefused(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise FrameRefused(f"number {text[:40]} is beyond float range")
+    return number
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise FrameRefused(f"an integer of {len(text.lstrip('-'))} digits is beyond float range")
+    return int(text)
+
+
+def _refused(source: str, why: str, text: str) -> SourceProblem:
+    """A frame reported and skipped: the stream goes on."""
+    quote = text[:_QUOTE].encode("unicode_escape", "backslashreplace").decode("ascii")
+    return SourceProblem(
+        LoadError(source or "gateway", f"unreadable frame skipped: {why}", f"frame {quote!s}")
+    )
+
+
 def parse_frame(text: str | bytes, source: str = "") -> LiveEvent:
-    """Turn one gateway text frame into a typed event; never raises."""
+    """Turn one gateway text frame into a typed event; never raises.
+
+    Invalid JSON stays a raw `GatewayEvent` ("invalid"); a frame we refuse (NaN,
+    Infinity, a number beyond float range, nesting too deep, a payload no parser could
+    read) becomes a `SourceProblem` saying why, so a follower reports it and goes on.
+    """
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return GatewayEvent(source, "invalid", "", None, repr(text[:200]))
     try:
-        frame = json.loads(text)
+        frame = json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
+    except FrameRefused as error:
+        return _refused(source, str(error), text)
+    except RecursionError:
+        return _refused(source, "nested too deeply", text)
     except ValueError:
         return GatewayEvent(source, "invalid", "", None, text[:2000])
+    try:
+        return _typed_frame(frame, source)
+    except RecursionError:
+        return _refused(source, "nested too deeply", text)
+    except Exception as error:  # noqa: BLE001 - one odd frame must not end a watch
+        return _refused(source, f"{type(error).__name__}: {error}", text)
+
+
+def _typed_frame(frame: Any, source: str) -> LiveEvent:
     if not isinstance(frame, Mapping):
         return GatewayEvent(source, "invalid", "", None, frame)
     frame_type = frame.get("type")

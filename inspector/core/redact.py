@@ -1,43 +1,202 @@
-"""Mask values that look like API keys before anything is exported or shown.
+"""The one masking module: secrets out of everything exported or shown, and text made safe to print.
 
-Must not import anything outside the standard library.
+`Masker` masks what a secret scanner finds in text (provider key prefixes, Bearer/Basic
+and JWT tokens, credentials in URLs, PEM blocks, `*_KEY=` / `*PASSWORD=` assignments and
+`"password": "..."` pairs inside JSON strings such as tool-call arguments), secret-named
+fields of JSON values, and any literal the user gave (an API key, a header value), also
+when a server echoes it. `mask_text` / `mask_secrets` use a masker without literals.
+`escape_controls` / `shown_name` make text safe for a terminal: control characters and
+lone surrogates become visible escapes. Must not import anything outside the standard
+library.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-_KEY_PATTERNS = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{30,}|xox[bp]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{30,})"
-)
-_SECRET_KEYS = {"api_key", "apikey", "authorization", "x-api-key", "token", "secret", "password"}
 MASK = "***"
+
+_PROVIDER_KEYS = (
+    r"sk-ant-[A-Za-z0-9_\-]{16,}",
+    r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",
+    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}",
+    r"gh[pousr]_[A-Za-z0-9]{30,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"AIza[0-9A-Za-z_\-]{30,}",
+    r"hf_[A-Za-z0-9]{30,}",
+    r"npm_[A-Za-z0-9]{30,}",
+    r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+)
+_KEY_RE = re.compile("(?<![A-Za-z0-9])(?:" + "|".join(_PROVIDER_KEYS) + ")")
+#: A PEM block, also inside JSON text (line breaks as `\\n`); the body stops at anything
+#: that is not base64 or a line break, so a masked JSON string stays valid.
+_PEM_RE = re.compile(
+    r"-----BEGIN ([A-Z0-9 ]{1,40})-----(?:[A-Za-z0-9+/=:,\- \t\r\n]|\\+[nrt])*(?:-----END \1-----)?"
+)
+_AUTH_RE = re.compile(
+    r"\b([Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|TOKEN)(\s+)([A-Za-z0-9._~+/=\-]{8,})"
+)
+_URL_CREDENTIALS_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^\s/@:\"\\]*):([^\s/@\"\\]+)@")
+#: The end of a secret's name in an assignment (`API_KEY=`, `db_password:`, `"token": "`);
+#: the match starts at this keyword, so the scan is fast, and the name before it is kept.
+_SECRET_NAME = (
+    r"(?=[pstac_\-.])(?:pass(?:word|wd)|pwd|secret|apikey|[_\-.]key|token|credentials?"
+    r"|authorization)"
+)
+_ASSIGNMENT_SOURCE = (
+    r"(" + _SECRET_NAME + r")(\\*[\"']?)(\s*[:=]\s*)"
+    r"(?:(\\+)\"((?:[^\"\\]|\\+(?!\"))*)\4\"|\"((?:[^\"\\]|\\.)*)\"|'([^'\\]*)'"
+    r"|([^\s\"',;&}\]\\]+))"
+)
+#: Run on a lower-cased copy (much faster than IGNORECASE); the other for text whose
+#: length changes when lower-cased.
+_ASSIGNMENT_RE = re.compile(_ASSIGNMENT_SOURCE)
+_ASSIGNMENT_ANY_CASE_RE = re.compile(_ASSIGNMENT_SOURCE, re.IGNORECASE)
+#: Field names whose string values are secrets (normalised: lower case, `-` as `_`).
+_SECRET_FIELD_RE = re.compile(
+    r"^(?:.*_)?(?:password|passwd|pwd|secret|api_?key|apikey|access_?key|secret_?key"
+    r"|private_?key|token|access_token|auth_token|refresh_token|id_token|session_token"
+    r"|authorization|proxy_authorization|cookie|set_cookie|credentials?|x_api_key)$"
+)
+#: Minimum length of a literal secret (shorter ones would mask ordinary words).
+MIN_LITERAL = 4
+
+
+def _mask_assignments(text: str) -> str:
+    """`text` with the value of every secret assignment masked."""
+    low = text.lower()
+    if len(low) != len(text):
+        low, pattern = text, _ASSIGNMENT_ANY_CASE_RE
+    else:
+        pattern = _ASSIGNMENT_RE
+    pieces: list[str] = []
+    last = position = 0
+    while (match := pattern.search(low, position)) is not None:
+        group = next(g for g in (5, 6, 7, 8) if match.group(g) is not None)
+        start, end = match.span(group)
+        position = max(end, match.start() + 1)
+        value = text[start:end]
+        if group == 8 and _ASSIGNED_AGAIN_RE.match(low, end):
+            position = start  # `key: NAME = value`: the value is the next assignment's
+            continue
+        if not value or value == MASK or _harmless(value):
+            continue
+        pieces += [text[last:start], MASK]
+        last = end
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+_ASSIGNED_AGAIN_RE = re.compile(r"\s*[:=]")
+
+
+def _harmless(value: str) -> bool:
+    """Values an assignment may hold that are no secret: null-ish words and plain numbers
+    (`"token": 5` in token statistics)."""
+    return value.lower() in _HARMLESS or value.isdigit()
+
+
+_HARMLESS = frozenset({"null", "none", "true", "false", "", "bearer", "basic", "token"})
+
+
+class Masker:
+    """Masks secrets in text and JSON values; `secrets` are literals to mask wherever seen."""
+
+    def __init__(self, secrets: Iterable[str] = (), enabled: bool = True) -> None:
+        self.enabled = enabled
+        literals = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_LITERAL}
+        # the same value as a JSON string body (a server echoing it inside JSON)
+        literals |= {json.dumps(s)[1:-1] for s in literals}
+        self.literals = tuple(sorted(literals, key=len, reverse=True))
+        self._literal_re = (
+            re.compile("|".join(re.escape(s) for s in self.literals)) if self.literals else None
+        )
+
+    def with_secrets(self, secrets: Iterable[str]) -> Masker:
+        """A masker that also masks these literals."""
+        return Masker((*self.literals, *secrets), self.enabled)
+
+    def literal_text(self, text: str) -> str:
+        """`text` with only the literals given masked (cheap: for text already masked as data)."""
+        if self._literal_re is None or not text:
+            return text
+        return self._literal_re.sub(MASK, text)
+
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced by ***."""
+        if not self.enabled or not text:
+            return text
+        if self._literal_re is not None:
+            text = self._literal_re.sub(MASK, text)
+        if "-----BEGIN " in text:
+            text = _PEM_RE.sub(lambda m: f"-----BEGIN {m.group(1)}-----{MASK}", text)
+        if "://" in text:
+            text = _URL_CREDENTIALS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}:{MASK}@", text)
+        text = _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+        text = _KEY_RE.sub(MASK, text)
+        return _mask_assignments(text)
+
+    def value(self, value: Any) -> Any:
+        """A copy of a JSON value with secret strings and secret-named fields masked."""
+        if not self.enabled:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if isinstance(key, str) and secret_field(key) and isinstance(item, str) and item:
+                    out[key] = MASK
+                else:
+                    out[self.text(key) if isinstance(key, str) else key] = self.value(item)
+            return out
+        return value
+
+
+def secret_field(name: str) -> bool:
+    """True for a field name whose string value is a secret (`api_key`, `X-Api-Key`, ...)."""
+    return bool(_SECRET_FIELD_RE.match(name.strip().lower().replace("-", "_")))
+
+
+_PLAIN = Masker()
 
 
 def mask_text(text: str) -> str:
-    """Replace substrings that look like API keys by ***."""
-    return _KEY_PATTERNS.sub(MASK, text)
+    """Replace substrings that look like secrets by ***."""
+    return _PLAIN.text(text)
 
 
 def mask_secrets(value: Any) -> Any:
     """A copy of a JSON value with secret-looking strings and secret-named fields masked."""
-    if isinstance(value, str):
-        return mask_text(value)
-    if isinstance(value, list):
-        return [mask_secrets(v) for v in value]
-    if isinstance(value, Mapping):
-        out: dict[Any, Any] = {}
-        for key, item in value.items():
-            if (
-                isinstance(key, str)
-                and key.lower() in _SECRET_KEYS
-                and isinstance(item, str)
-                and item
-            ):
-                out[key] = MASK
-            else:
-                out[key] = mask_secrets(item)
-        return out
-    return value
+    return _PLAIN.value(value)
+
+
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL_NAME_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """Text safe for a terminal: control characters (except newline and tab) and lone
+    surrogates written as visible escapes (`\\x1b`, `\\udcff`)."""
+    return _CONTROL_RE.sub(_escaped, text)
+
+
+def shown_name(text: str) -> str:
+    """A file name or identifier safe for one terminal line (newlines and tabs escaped too)."""
+    return _CONTROL_NAME_RE.sub(_escaped, text)

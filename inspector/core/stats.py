@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.checks import SEVERITY_RANK, Finding
 from inspector.core.outcome import Outcome, classify_outcome
 
 #: Upper bounds (exclusive, last inclusive) of the reduction-ratio buckets.
@@ -132,4 +133,35 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         "least_effective": sorted(rated, key=lambda c: (c["reduction_ratio"], c["reduction"] or 0))[
             :TOP_N
         ],
+    }
+
+
+def count_findings(found: Iterable[Sequence[Finding]]) -> dict[str, Any]:
+    """Findings counted by kind (with the kind's most serious severity) over many artifacts.
+
+    `found` holds one sequence of findings per artifact; the result has `findings`
+    (kind -> count, most frequent first), `findings_by_severity`, `finding_severity`
+    (kind -> its most serious severity seen) and `artifacts_with_problems`."""
+    kinds: Counter[str] = Counter()
+    severities: Counter[str] = Counter()
+    worst: dict[str, str] = {}
+    with_problems = 0
+    for findings in found:
+        problem = False
+        for finding in findings:
+            kinds[finding.key] += 1
+            severities[finding.severity] += 1
+            held = worst.get(finding.key)
+            if held is None or SEVERITY_RANK.get(finding.severity, 3) < SEVERITY_RANK.get(held, 3):
+                worst[finding.key] = finding.severity
+            problem = problem or finding.severity == "problem"
+        with_problems += problem
+    ordered = sorted(
+        kinds.items(), key=lambda item: (SEVERITY_RANK.get(worst[item[0]], 3), -item[1], item[0])
+    )
+    return {
+        "findings": dict(ordered),
+        "findings_by_severity": {s: severities.get(s, 0) for s in ("problem", "warning", "info")},
+        "finding_severity": {kind: worst[kind] for kind, _ in ordered},
+        "artifacts_with_problems": with_problems,
     }

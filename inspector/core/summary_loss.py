@@ -88,6 +88,11 @@ def _errors(text: str) -> list[str]:
     return out
 
 
+def errors_in(message: Message) -> list[str]:
+    """The error lines of one message's text (as `summary_losses` finds them)."""
+    return [error for text in _candidates(message) for error in _errors(text)]
+
+
 def path_mentioned(path: str, summary: str) -> bool:
     """True when `summary` holds the path or a trailing part of it with >= 2 components."""
     if path in summary:

@@ -2,8 +2,9 @@
 
 `snapshot` (our interchange format), `dump` (openJiuwen's compression dump), `debug` (a
 debug-log record, a union on `event`), `llm_request` (0.1.19's `llm_request.jsonl`
-record), `why` (a `why --json` line), `stats` (the `stats --json` line) and `index`
-(one row of the Parquet decision index). The rules
+record), `why` (a `why --json` line), `stats` (the `stats --json` line), `compare`,
+`sweep` and `rerun` (their `--json` lines) and `index` (one row of the Parquet decision
+index). The rules
 shared by all of them (unknown keys kept, strict types, NaN and huge integers refused, one
 located error) are in `inspector.formats.base`. The bulk message objects stay the slots
 dataclasses of `inspector.core.messages`. Must not import anything outside pydantic, the
@@ -22,10 +23,14 @@ from inspector.formats.dump import DumpDocument
 from inspector.formats.index import IndexRow
 from inspector.formats.llm_request import LlmRequestRecord
 from inspector.formats.output import ErrorLine, StatsLine, WhyLine
+from inspector.formats.reports import CompareLine, RerunLine, SweepLine
 from inspector.formats.snapshot import SnapshotEnvelope
 
 __all__ = [
     "DEBUG_RECORD",
+    "CompareLine",
+    "RerunLine",
+    "SweepLine",
     "SCHEMA_NAMES",
     "DebugRecord",
     "DumpDocument",
@@ -52,6 +57,9 @@ _PUBLIC: dict[str, tuple[Any, str]] = {
     "llm_request": (LlmRequestRecord, "one llm_request.jsonl record (openJiuwen 0.1.19)"),
     "why": (WhyLine, "one `inspector why --json` line"),
     "stats": (StatsLine, "the `inspector stats --json` line"),
+    "compare": (CompareLine, "one `inspector compare --json` line"),
+    "sweep": (SweepLine, "one `inspector sweep --json` point"),
+    "rerun": (RerunLine, "the `inspector rerun --json` object"),
     "index": (IndexRow, "one row of the `inspector index` Parquet decision index"),
 }
 

@@ -38,8 +38,10 @@ class FindingLine(FormatModel):
     """One finding: a pitfall worth a warning."""
 
     key: str
-    severity: str
+    kind: str | None = Field(None, description="stable snake_case id (the same as key)")
+    severity: str = Field(description="info, warning or problem")
     sentence: str
+    fix: str | None = Field(None, description="the change that would avoid it, when one exists")
     numbers: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -150,3 +152,11 @@ class StatsLine(FormatModel):
     retries_by_error_type: dict[str, dict[str, Count]]
     biggest: list[CompressionLine]
     least_effective: list[CompressionLine]
+    findings: dict[str, Count] = Field(
+        default_factory=dict, description="findings by kind (absent with --no-findings)"
+    )
+    findings_by_severity: dict[str, Count] = Field(default_factory=dict)
+    finding_severity: dict[str, str] = Field(
+        default_factory=dict, description="each kind's most serious severity seen"
+    )
+    artifacts_with_problems: Count | None = None

@@ -4,7 +4,8 @@ Keys (DESIGN.md, CLI contract): `id`, `processor`, `processor_family`, `openjiuw
 `config` (the processor's own fields, by openJiuwen's names), `engine_config`,
 `context_max`, `token_mode`, `system_messages`, `messages`, `tools`, `tool_boundary`, the
 standard family's `hook` and `added_from`, and the keys that tie a snapshot to a logged
-evaluation (`session_id`, `context_id`, `timestamp`). Other keys (`expected`,
+evaluation (`session_id`, `context_id`, `timestamp`), and the what-if `pins` (message indices
+kept verbatim, `inspector.core.pins`). Other keys (`expected`,
 `generator`, a scenario's `library_analysis_before`, ...) are kept. The messages are read
 by `inspector.core.messages`. Must not import anything outside pydantic and `inspector.core`.
 """
@@ -103,3 +104,8 @@ class SnapshotEnvelope(FormatModel):
     system_messages: MessageList | None = None
     messages: MessageList
     tools: ToolList | None = None
+    pins: list[Count] | None = Field(
+        None,
+        description="what-if marks: indices of messages kept verbatim (never compressed); "
+        "openJiuwen has no pins (see inspector.core.pins)",
+    )

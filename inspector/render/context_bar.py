@@ -128,6 +128,23 @@ def _columns(parts: BarParts, width: int) -> tuple[list[str], float]:
     return columns[:width], per_column
 
 
+def stretch_note(parts: BarParts, short: bool = False) -> str:
+    """Why the segments do not add up to the total, when they do not (else '').
+
+    The trigger total may come from a usage baseline (the model's count of the last call)
+    while the segments are counted message by message: the bar is stretched to the total.
+    """
+    counted = sum(tokens for _, tokens in parts.segments)
+    if not counted or counted == parts.total:
+        return ""
+    if short:
+        return f"Σ {counted:,} ≠ total {parts.total:,}"
+    return (
+        f"segments sum to {counted:,}, the total {parts.total:,} comes from the recorded usage:"
+        " the bar is drawn to the total"
+    )
+
+
 def _mark_column(tokens: float, per_column: float, width: int) -> int:
     return min(max(int(tokens / per_column), 0), width - 1)
 
@@ -225,6 +242,8 @@ class ContextBar:
         legend.append("░ ", self.styles.region("free"))
         legend.append(f"free {free:,}  ")
         if short:
+            if note := stretch_note(parts, short=True):
+                legend.append(f"{note} (usage total)", self.styles("caution"))
             return legend
         legend.append("▲", self.styles(THRESHOLD_STYLE))
         legend.append(
@@ -232,7 +251,17 @@ class ContextBar:
         )
         legend.append("△", self.styles(MIN_TARGET_STYLE))
         legend.append(f" min target {parts.min_target:,}")
+        note = stretch_note(parts)
+        if note:
+            legend.append(f"  {note}", self.styles("caution"))
         return legend
+
+    def region_at(self, column: int, width: int) -> str | None:
+        """The segment drawn at `column` of a bar `width` columns wide (None outside it)."""
+        if not 0 <= column < max(width, 10):
+            return None
+        columns, _ = _columns(self.parts, max(width, 10))
+        return columns[column]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """Draw at the available width."""

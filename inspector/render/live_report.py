@@ -6,6 +6,7 @@ badge). Pure Rich; never Textual.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from rich.console import Group, RenderableType
@@ -25,7 +26,7 @@ from inspector.core.live_events import (
     TokenPoint,
     TraceUpdated,
 )
-from inspector.core.live_tracker import LiveTracker, Operation
+from inspector.core.live_tracker import LiveTracker, Operation, TriggerMark
 from inspector.core.redact import mask_text
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
@@ -78,31 +79,56 @@ def state_badge(state: SourceState, styles: Palette = DEFAULT_PALETTE) -> Text:
     return Text.assemble((f"{mark} ", style), (state.text, style))
 
 
+#: Gauge characters: the agent's configured trigger, where frames showed it compress, the
+#: user's own --trigger-ratio.
+MARK_CHARS = {"config": "|", "frames": "¦", "user": ":"}
+
+
 def usage_gauge(
     rate: float | None,
     threshold_percent: float | None = None,
     width: int = 24,
     styles: Palette = DEFAULT_PALETTE,
+    marks: Sequence[TriggerMark] = (),
 ) -> Text:
-    """A bar of `rate` percent with a `|` at the threshold; styled `bad` once at or over it."""
+    """A bar of `rate` percent with the trigger points marked; styled `bad` at or over one.
+
+    `threshold_percent` is the user's own mark (`:`); `marks` the agent's (`|` from its
+    config, `¦` where its frames showed it compress).
+    """
     if rate is None:
         return Text("·" * width, style="dim")
     filled = max(0, min(width, round(rate / 100 * width)))
-    mark = (
-        None
-        if threshold_percent is None
-        else max(0, min(width - 1, round(threshold_percent / 100 * width)))
-    )
-    over = threshold_percent is not None and rate >= threshold_percent
+    cells: dict[int, str] = {}
+    points = [(m.percent, MARK_CHARS.get(m.origin, "|")) for m in marks if m.percent is not None]
+    if threshold_percent is not None:
+        points.append((threshold_percent, MARK_CHARS["user"]))
+    for percent, char in points:
+        assert percent is not None
+        cells.setdefault(max(0, min(width - 1, round(percent / 100 * width))), char)
+    over = any(percent is not None and rate >= percent for percent, _ in points)
     text = Text()
     for cell in range(width):
-        if cell == mark:
-            text.append("|", style=styles("mark.gauge"))
+        if cell in cells:
+            text.append(cells[cell], style=styles("mark.gauge"))
         elif cell < filled:
             text.append("█", style=styles("bad" if over else "good"))
         else:
             text.append("·", style="dim")
     return text
+
+
+def marks_text(marks: Sequence[TriggerMark]) -> str:
+    """`triggers: DialogueCompressor | 45.1% (3,000 tok, config) ¦ 44.9% (seen 3×)`."""
+    parts = []
+    for mark in marks:
+        where = "?" if mark.percent is None else f"{mark.percent:.1f}%"
+        if mark.origin == "config":
+            what = f"{_num(mark.tokens)} tok in its config"
+        else:
+            what = f"compressed {mark.count}× from {_num(mark.tokens)} tok"
+        parts.append(f"{MARK_CHARS.get(mark.origin, '|')} {mark.processor} {where} ({what})")
+    return ("triggers: " + "; ".join(parts)) if parts else ""
 
 
 def compression_text(event: CompressionState, styles: Palette = DEFAULT_PALETTE) -> Text:
@@ -150,6 +176,7 @@ def event_line(
     now: datetime | None = None,
     threshold_percent: float | None = None,
     styles: Palette = DEFAULT_PALETTE,
+    marks: Sequence[TriggerMark] = (),
 ) -> Text:
     """One human line (or two) for an event, prefixed by the local time."""
     stamp = Text((now or datetime.now()).strftime("%H:%M:%S") + " ", style="dim")
@@ -165,9 +192,11 @@ def event_line(
             ("▮ usage", "bold"),
             who,
             f" {rate} ",
-            usage_gauge(event.rate, threshold_percent, styles=styles),
+            usage_gauge(event.rate, threshold_percent, styles=styles, marks=marks),
             f" {_num(event.tokens_used)}/{_num(event.context_max)} tok",
         )
+        if marks:
+            body.append("  " + marks_text(marks), style="dim")
     elif isinstance(event, ContextCompressed):
         body = Text(
             f"✔ /compact {_num(event.before_tokens)}→{_num(event.after_tokens)} tok ({event.rate if event.rate is not None else '?'}%)",

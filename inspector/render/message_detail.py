@@ -17,10 +17,16 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.messages import Message
+from inspector.core.redact import escape_controls, mask_secrets, mask_text
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 
 #: Content longer than this is cut in the detail pane (the copy command gives it all).
 MAX_SHOWN_CHARS = 20_000
+
+
+def _shown(text: str) -> str:
+    """Text for the pane: secrets masked (`core.redact`), control characters escaped."""
+    return escape_controls(mask_text(text))
 
 
 def _content_renderable(message: Message) -> RenderableType:
@@ -31,21 +37,21 @@ def _content_renderable(message: Message) -> RenderableType:
         text = (
             content if len(content) <= MAX_SHOWN_CHARS else content[:MAX_SHOWN_CHARS] + "\n… (cut)"
         )
-        return Text(text)
+        return Text(_shown(text))
     parts: list[RenderableType] = []
     for number, block in enumerate(content):
         if isinstance(block, str):
-            parts.append(Text(block[:MAX_SHOWN_CHARS]))
+            parts.append(Text(_shown(block[:MAX_SHOWN_CHARS])))
         elif isinstance(block, Mapping):
             kind = block.get("type")
             if kind == "text" or ("text" in block and kind is None):
-                parts.append(Text(str(block.get("text", ""))[:MAX_SHOWN_CHARS]))
+                parts.append(Text(_shown(str(block.get("text", ""))[:MAX_SHOWN_CHARS])))
             elif kind in ("image_url", "image"):
                 parts.append(Text(f"[image block {number}: {_image_summary(block)}]", "italic"))
             else:
-                parts.append(Text(f"[{kind or 'block'}] {_short_json(block)}", "italic"))
+                parts.append(Text(_shown(f"[{kind or 'block'}] {_short_json(block)}"), "italic"))
         else:
-            parts.append(Text(repr(block)[:MAX_SHOWN_CHARS]))
+            parts.append(Text(_shown(repr(block)[:MAX_SHOWN_CHARS])))
     return Group(*parts) if parts else Text("(empty)", "dim")
 
 
@@ -68,12 +74,13 @@ def _short_json(value: Any, limit: int = 400) -> str:
 
 
 def _json_renderable(value: Any) -> RenderableType:
+    value = mask_text(value) if isinstance(value, str) else mask_secrets(value)
     try:
         if isinstance(value, str):
             return JSON(value, indent=2)
         return JSON.from_data(value, indent=2, default=str)
     except (ValueError, TypeError):
-        return Text(str(value))
+        return Text(escape_controls(str(value)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
+from inspector.core.checks import by_severity
+from inspector.core.findings import COMPACTION_KINDS
 from inspector.core.strategy.base import Decision
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
@@ -117,7 +119,27 @@ def recorded_vs_ours(
             Text(_show(recorded), styles("changed") if differs else ""),
             Text(_show(ours), styles("changed", "bold") if differs else ""),
         )
+    if evaluation is not None and artifact.after is not None:
+        caption = compaction_findings_text(evaluation, styles)
+        if caption is not None:
+            table.caption = caption
+            table.caption_justify = "left"
     return table
+
+
+def compaction_findings_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text | None:
+    """What the recorded compaction did wrong (its before/after findings), problems first."""
+    found = [f for f in by_severity(decision.findings) if f.key in COMPACTION_KINDS]
+    if not found:
+        return None
+    text = Text("what this compaction did\n", style="bold")
+    for finding in found:
+        severity = finding.severity if finding.severity in ("problem", "warning") else "info"
+        text.append(f"{severity} ", styles(f"severity.{severity}"))
+        text.append(f"{finding.key}: ", "dim")
+        text.append(finding.sentence + "\n")
+    text.rstrip()
+    return text
 
 
 def _timeline_entries(artifact: Artifact) -> Sequence[Any]:

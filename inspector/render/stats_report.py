@@ -87,6 +87,18 @@ def _counter_table(title: str, counts: Mapping[str, int]) -> Table:
     return table
 
 
+def findings_counts_table(stats: Mapping[str, Any]) -> Table:
+    """Findings by kind, the most serious first, each with its severity."""
+    severity_of: Mapping[str, str] = stats.get("finding_severity") or {}
+    table = _table("finding", "severity", "count", left=(0, 1))
+    for kind, count in (stats.get("findings") or {}).items():
+        severity = severity_of.get(kind, "info")
+        table.add_row(
+            kind, Text(severity, style=DEFAULT_PALETTE(f"severity.{severity}")), _n(count)
+        )
+    return table
+
+
 def stats_report(stats: Mapping[str, Any], sources: Sequence[str] = ()) -> RenderableType:
     """The whole statistics report as one panel."""
     ratio = stats["reduction_ratio"]
@@ -127,6 +139,18 @@ def stats_report(stats: Mapping[str, Any], sources: Sequence[str] = ()) -> Rende
             for reason, count in reasons.items():
                 table.add_row(error_type, reason, _n(count))
         parts += [Text(""), table]
+    if stats.get("findings"):
+        by_severity = stats.get("findings_by_severity") or {}
+        parts += [
+            Text(""),
+            Text(
+                "Findings by kind  "
+                + ", ".join(f"{by_severity.get(s, 0)} {s}" for s in ("problem", "warning", "info"))
+                + f"; {stats.get('artifacts_with_problems', 0)} artifact(s) with a problem",
+                style="bold",
+            ),
+            findings_counts_table(stats),
+        ]
     if stats["biggest"]:
         parts += [
             Text(""),

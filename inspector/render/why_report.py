@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact
-from inspector.core.checks import Check, Finding
+from inspector.core.checks import Check, Finding, by_severity
 from inspector.core.diagnosis import n
 from inspector.core.strategy.base import Decision, Flip, RegionRange
 from inspector.core.strategy.fields import fields_of
@@ -121,17 +121,42 @@ def checks_table(checks: Sequence[Check], styles: Palette = DEFAULT_PALETTE) -> 
     return table
 
 
+#: The mark and word of each finding severity.
+SEVERITY_MARKS: dict[str, tuple[str, str]] = {
+    "problem": ("✘", "problem"),
+    "warning": ("!", "warning"),
+    "info": ("•", "info"),
+}
+
+
+def finding_text(finding: Finding, styles: Palette = DEFAULT_PALETTE) -> Text:
+    """One finding: severity word and kind, its sentence and, when known, the fix."""
+    severity = finding.severity if finding.severity in SEVERITY_MARKS else "info"
+    text = Text.assemble(
+        (SEVERITY_MARKS[severity][1], styles(f"severity.{severity}")),
+        " ",
+        (finding.key, "dim"),
+        "  ",
+        finding.sentence,
+    )
+    if finding.fix:
+        text.append("\n  fix: ", style="bold")
+        text.append(finding.fix)
+    return text
+
+
 def findings_table(findings: Sequence[Finding], styles: Palette = DEFAULT_PALETTE) -> Table | Text:
-    """Findings with severity marks."""
+    """Findings with severity marks, problems first, each with its kind and fix."""
     if not findings:
         return Text("none", style="dim")
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(width=1)
     table.add_column()
-    for finding in findings:
-        status = "warning" if finding.severity == "warning" else "info"
+    for finding in by_severity(findings):
+        severity = finding.severity if finding.severity in SEVERITY_MARKS else "info"
         table.add_row(
-            Text(STATUS_MARKS[status], style=styles(f"severity.{status}")), Text(finding.sentence)
+            Text(SEVERITY_MARKS[severity][0], style=styles(f"severity.{severity}")),
+            finding_text(finding, styles),
         )
     return table
 

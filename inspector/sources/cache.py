@@ -10,6 +10,12 @@ can read and write it at once. It is best-effort: a locked, unreadable or corrup
 never fails a load; a corrupt database is moved aside and rebuilt, an entry that is not a
 count is ignored and overwritten.
 
+Valid-looking wrong counts are caught too: the cache records, per counter identity, the
+encoder's count of a fixed probe text and a few sample messages (their text and role). On
+the first use in a process (`verify`), the probe and up to `RECOUNT` samples are counted
+again; a different probe (another encoder), a sample whose stored count differs, or
+entries without any sample to check them discard the whole cache, with a notice.
+
 Also here: `compute_pieces`, which counts many messages with both CPU cores (a forked
 process pool; tiktoken holds the GIL, so threads do not help), and `price_snapshot_cached`,
 the one call a loader or TUI worker needs. Must not import Textual or Rich.
@@ -22,8 +28,9 @@ import hashlib
 import multiprocessing
 import os
 import sqlite3
+import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +46,14 @@ KEY_SCHEMA = "piece-v1/cl100k_base-223921b7"
 DB_NAME = "token-counts-v1.sqlite3"
 _BATCH = 900  # stays under SQLite's default limit of host parameters per statement
 _FLUSH_EVERY = 5_000
+#: Samples recounted on each open, and kept per counter identity.
+RECOUNT = 3
+MAX_SAMPLES = 12
+_SAMPLE_MAX_CHARS = 4_000
+#: The text whose count names the encoder (a changed encoder counts it differently).
+PROBE = Message(
+    "user", "Context Inspector probe: héllo wörld, 世界 🙂 def f(x): return x**2 <tag/> 12345"
+)
 #: Below this many characters to count, a process pool costs more than it saves.
 PARALLEL_MIN_CHARS = 4_000_000
 
@@ -91,13 +106,24 @@ class TokenCache:
     (or `close()`) to commit them.
     """
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.path = self.directory / DB_NAME
         self._lock = threading.RLock()
         self._connection: sqlite3.Connection | None = None
         self._pending: dict[bytes, int] = {}
         self.disabled_reason: str | None = None
+        #: Said once when the cache was discarded (default: a line on stderr).
+        self.notices: list[str] = []
+        self._on_notice = on_notice or _stderr_notice
+        self._verified: set[str] = set()
+        #: Samples still to record, per counter identity (filled by `verify`).
+        self._sample_room: dict[str, int] = {}
+        self._pending_samples: list[tuple[str, str, str]] = []
         self.hits = 0
         self.misses = 0
 
@@ -130,6 +156,12 @@ class TokenCache:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS pieces (key BLOB PRIMARY KEY, tokens INTEGER) WITHOUT ROWID"
+            )
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT)"
+            )
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS samples (identity TEXT, role TEXT, content TEXT)"
             )
             connection.execute("SELECT count(*) FROM (SELECT 1 FROM pieces LIMIT 1)").fetchone()
         except sqlite3.Error:
@@ -195,17 +227,22 @@ class TokenCache:
     def flush(self) -> None:
         """Write pending counts in one transaction (dropped if the file stays locked)."""
         with self._lock:
-            if not self._pending:
+            if not self._pending and not self._pending_samples:
                 return
             connection = self._connect()
             rows = list(self._pending.items())
+            samples = list(self._pending_samples)
             self._pending.clear()
+            self._pending_samples.clear()
             if connection is None:
                 return
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 connection.executemany(
                     "INSERT OR REPLACE INTO pieces (key, tokens) VALUES (?, ?)", rows
+                )
+                connection.executemany(
+                    "INSERT INTO samples (identity, role, content) VALUES (?, ?, ?)", samples
                 )
                 connection.execute("COMMIT")
             except sqlite3.Error as error:
@@ -231,6 +268,7 @@ class TokenCache:
 
     def lookup(self, counter: TokenCounter, message: Message) -> int | None:
         """A stored piece count of this message for this counter, or None."""
+        self.verify(counter)
         key = piece_key(counter, message)
         value = self.get_many([key]).get(key)
         if value is None:
@@ -241,10 +279,13 @@ class TokenCache:
 
     def save(self, counter: TokenCounter, message: Message, tokens: int) -> None:
         """Remember a computed piece count."""
+        self.verify(counter)
         self.put_many([(piece_key(counter, message), tokens)])
+        self.add_samples(counter, [message])
 
     def lookup_text(self, counter: TokenCounter, text: str) -> int | None:
         """A stored count of a whole text (the tool list's pieces), or None."""
+        self.verify(counter)
         key = text_key(counter, text)
         return self.get_many([key]).get(key)
 
@@ -254,6 +295,7 @@ class TokenCache:
 
     def prefetch(self, counter: TokenCounter, messages: Sequence[Message]) -> int:
         """Seed `counter`'s memory with every stored count of `messages`; how many were found."""
+        self.verify(counter)
         todo = [m for m in messages if not counter.knows(m)]
         keys = [piece_key(counter, m) for m in todo]
         found = self.get_many(keys)
@@ -266,6 +308,90 @@ class TokenCache:
         self.hits += hits
         self.misses += len(todo) - hits
         return hits
+
+    # --- verification -------------------------------------------------------------------
+
+    def verify(self, counter: TokenCounter) -> None:
+        """Once per counter identity and process: recount the probe and a few samples; any
+        mismatch (or entries with nothing to check them) discards the cache with a notice."""
+        identity = counter.identity
+        if identity in self._verified:
+            return
+        with self._lock:
+            self._verified.add(identity)
+            connection = self._connect()
+            if connection is None:
+                return
+            try:
+                problem = self._check(connection, counter)
+            except sqlite3.Error as error:
+                self._recover(error)
+                return
+            if problem is not None:
+                self._discard(connection, problem)
+                self._sample_room[identity] = MAX_SAMPLES
+
+    def _check(self, connection: sqlite3.Connection, counter: TokenCounter) -> str | None:
+        """Why the stored counts of `counter` cannot be trusted (None: they can)."""
+        identity = counter.identity
+        probe = str(counter.compute_piece(PROBE))
+        row = connection.execute("SELECT value FROM meta WHERE name = ?", (identity,)).fetchone()
+        samples = connection.execute(
+            "SELECT role, content FROM samples WHERE identity = ? ORDER BY random() LIMIT ?",
+            (identity, MAX_SAMPLES),
+        ).fetchall()
+        self._sample_room[identity] = MAX_SAMPLES - len(samples)
+        has_entries = connection.execute("SELECT 1 FROM pieces LIMIT 1").fetchone() is not None
+        if row is None:
+            known = connection.execute("SELECT 1 FROM meta LIMIT 1").fetchone() is not None
+            if has_entries and not known:
+                return "its entries carry no encoder identity (an older or altered cache)"
+            connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (identity, probe))
+            return None
+        if row[0] != probe:
+            return f"the encoder changed ({identity} counts the probe text {probe}, not {row[0]})"
+        if has_entries and not samples:
+            return "its entries have no sample left to recount"
+        for role, content in samples[:RECOUNT]:
+            message = Message(str(role), str(content))
+            key = piece_key(counter, message)
+            stored = self.get_many([key]).get(key)
+            if stored is not None and stored != counter.compute_piece(message):
+                return f"a recounted entry differs (stored {stored}, counted again differently)"
+        return None
+
+    def _discard(self, connection: sqlite3.Connection, why: str) -> None:
+        """Empty the cache (every identity: a wrong entry may be anyone's) and say why."""
+        self._pending.clear()
+        self._pending_samples.clear()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("DELETE FROM pieces")
+            connection.execute("DELETE FROM samples")
+            connection.execute("DELETE FROM meta")
+            connection.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            self._recover(error)
+        self._verified.clear()
+        notice = f"token cache {self.path} discarded: {why}; counts are recomputed"
+        self.notices.append(notice)
+        self._on_notice(notice)
+
+    def add_samples(self, counter: TokenCounter, messages: Iterable[Message]) -> None:
+        """Keep a few plain-text messages of `counter` to recount on later opens."""
+        identity = counter.identity
+        room = self._sample_room.get(identity, 0)
+        for message in messages:
+            if room <= 0:
+                break
+            content = message.content
+            if isinstance(content, str) and 0 < len(content) <= _SAMPLE_MAX_CHARS:
+                if not message.tool_calls and _storable(content) and _storable(message.role):
+                    self._pending_samples.append((identity, message.role, content))
+                    room -= 1
+        self._sample_room[identity] = room
 
     # --- maintenance --------------------------------------------------------------------
 
@@ -307,6 +433,19 @@ class TokenCache:
                     except OSError:
                         pass
             return freed
+
+
+def _storable(text: str) -> bool:
+    """True when SQLite can store the text (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _stderr_notice(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr)
 
 
 # --- counting many messages ---------------------------------------------------------------
@@ -429,6 +568,8 @@ def warm_counter(
     """
     todo = [m for m in messages if not counter.knows(m)]
     keys: list[bytes] = []
+    if cache is not None:
+        cache.verify(counter)
     if cache is not None and todo:
         wanted = [piece_key(counter, m) for m in todo]
         found = cache.get_many(wanted)
@@ -449,6 +590,7 @@ def warm_counter(
             counter.remember(message, value)
         if cache is not None:
             cache.put_many(zip(keys, values, strict=True))
+            cache.add_samples(counter, todo)
     return len(todo)
 
 

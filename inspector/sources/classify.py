@@ -34,6 +34,7 @@ from inspector.sources.debuglog import (
     near_debug_record,
 )
 from inspector.sources.dump import DumpFile, looks_like_dump, parse_dump, strip_dump
+from inspector.sources.files import read_regular
 from inspector.sources.formats import (
     is_message_dict,
     looks_like_message_container,
@@ -185,14 +186,10 @@ def near_miss(document: Any) -> str | None:
     """Why a document that no reader took is a broken artifact rather than unrelated JSON."""
     if isinstance(document, list):
         head = [item for item in document[:20] if isinstance(item, Mapping)]
-        for test, kind in (
-            (looks_like_dump, "compression dumps"),
-            (looks_like_snapshot, "snapshots"),
-            (looks_like_debug_record, "debug records"),
-        ):
-            if any(test(item) for item in head):
-                items = f"{len(document)} item{'s' if len(document) != 1 else ''}"
-                return f"a list of {items} holding {kind}, which are never wrapped in a list"
+        kind = _wrapped_kind(document)
+        if kind is not None:
+            items = f"{len(document)} item{'s' if len(document) != 1 else ''}"
+            return f"a list of {items} holding {kind}, which are never wrapped in a list"
         if any("role" in item for item in head):
             return "a list of messages in which some item has no string 'role'"
         return None
@@ -204,6 +201,32 @@ def near_miss(document: Any) -> str | None:
         return "a chat request without its 'messages' list"
     if "role" in document and not isinstance(document.get("role"), str):
         return "a message whose 'role' is not a string"
+    for key, value in list(document.items())[:20]:
+        kind = _wrapped_kind([value])
+        if kind is not None:
+            return f"an object holding {kind} under {str(key)!r}, which are never wrapped"
+    return None
+
+
+_WRAPPED_KINDS = (
+    (looks_like_dump, "compression dumps"),
+    (looks_like_snapshot, "snapshots"),
+    (looks_like_debug_record, "debug records"),
+)
+
+
+def _wrapped_kind(items: list[Any], depth: int = 0) -> str | None:
+    """The kind of artifact found among the first items of a list (lists inside it searched
+    a few levels down): what a wrapper such as `[...]` or `[[...]]` hides."""
+    for item in items[:20]:
+        if isinstance(item, Mapping):
+            for test, kind in _WRAPPED_KINDS:
+                if test(item):
+                    return kind
+        elif isinstance(item, list) and depth < 3:
+            inner = _wrapped_kind(item, depth + 1)
+            if inner is not None:
+                return inner
     return None
 
 
@@ -215,6 +238,9 @@ def _near_where(document: Any) -> str | None:
         for key in ("event", "role"):
             if key in document:
                 return f"key {key}"
+        for key, value in list(document.items())[:20]:
+            if isinstance(key, str) and _wrapped_kind([value]) is not None:
+                return f"key {key}"
     return None
 
 
@@ -225,7 +251,7 @@ def locate_key(path: Path, where: str | None) -> str | None:
     try:
         if path.stat().st_size > MAX_DOCUMENT_BYTES:
             return where
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return where
     position = -1

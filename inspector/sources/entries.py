@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from inspector.sources.dump import DUMP_NAME_RE
+from inspector.sources.files import open_regular
 from inspector.sources.loader import _folder_identity, _identity, expand_source, scan_folder
 from inspector.sources.peek import PEEK_BYTES, dump_header, head_field
 
@@ -113,7 +114,7 @@ def entry_details(row: EntryRow) -> EntryRow:
     if row.kind != "dump":
         return dataclasses.replace(row, details=True)
     try:
-        with row.path.open("rb") as handle:
+        with open_regular(row.path) as handle:
             head = handle.read(min(PEEK_BYTES, 8192))
     except OSError:
         return dataclasses.replace(row, details=True)

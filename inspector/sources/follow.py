@@ -1,10 +1,14 @@
 """Follow growing folders and logs: new dumps and appended records appear as events.
 
-Polling-based (portable, no new dependencies): each tick stats every file under the
-followed paths (folders are scanned as the loader scans them: `*.json`, `*.jsonl`,
-`*.ndjson`, hidden entries skipped, so `x.json.tmp` is ignored until renamed). A new or
-changed file (size, mtime or inode differ) is read again through `inspector.sources.loader`
-and the artifacts are diffed against those reported before, by (source, id).
+A scan stats every file under the followed paths (folders are scanned as the loader scans
+them: `*.json`, `*.jsonl`, `*.ndjson`, hidden entries skipped, so `x.json.tmp` is ignored
+until renamed). A new or changed file (size, mtime or inode differ) is read again through
+`inspector.sources.loader` and the artifacts are diffed against those reported before, by
+(source, id). Where the OS can tell (the `watchfiles` package: inotify, FSEvents,
+ReadDirectoryChangesW), a `ChangeWatcher` thread waits for its notifications and `poll()`
+scans only after one arrived, so an idle follower costs nothing; without `watchfiles`, for
+`{session_id}` templates, for roots that do not exist yet, or if the watcher fails, every
+`poll()` scans (polling).
 
 Files inside openJiuwen's `{session}_context/compression_logs/` and `…/context_debug/` (and
 files lying beside those two folders, such as `inspector_snapshots.jsonl`) are
@@ -20,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +90,83 @@ def ignored(name: str) -> bool:
     return name.startswith(".") or name.endswith(IGNORED_SUFFIXES)
 
 
+class ChangeWatcher:
+    """OS change notifications for some folders and files, in a daemon thread.
+
+    `changed()` says (and forgets) whether anything changed since the last call; `alive`
+    is False once the watcher stopped or failed (the follower then polls). Needs
+    `watchfiles`; `start()` returns None without it.
+    """
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self._stop = threading.Event()
+        self._changed = threading.Event()
+        self._ready = threading.Event()
+        self.alive = False
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, paths: list[Path]) -> ChangeWatcher | None:
+        """A running watcher of `paths` (all must exist), or None where it cannot run."""
+        try:
+            import watchfiles  # noqa: F401 - an optional speed-up, polling otherwise
+        except ImportError:
+            return None
+        if not paths or not all(p.exists() for p in paths):
+            return None
+        watcher = cls(paths)
+        watcher.alive = True
+        watcher._thread = threading.Thread(
+            target=watcher._run, name="inspector-follow-watch", daemon=True
+        )
+        watcher._thread.start()
+        return watcher
+
+    def _run(self) -> None:
+        import watchfiles
+
+        try:
+            for _ in watchfiles.watch(
+                *self.paths,
+                watch_filter=None,
+                debounce=50,
+                step=50,
+                rust_timeout=1000,
+                yield_on_timeout=True,
+                stop_event=self._stop,
+                raise_interrupt=False,
+            ):
+                self._ready.set()
+                if _:
+                    self._changed.set()
+                if self._stop.is_set():
+                    break
+        except Exception as error:  # noqa: BLE001 - any watcher failure means: poll instead
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            self.alive = False
+            self._changed.set()  # one last scan, then polling
+            self._ready.set()
+
+    @property
+    def ready(self) -> bool:
+        """True once the watch is in place (its first wake-up came): before, scan anyway."""
+        return self._ready.is_set()
+
+    def changed(self) -> bool:
+        """Whether a notification arrived since the last call (or the watcher stopped)."""
+        if self._changed.is_set():
+            self._changed.clear()
+            return True
+        return False
+
+    def stop(self) -> None:
+        """Stop the thread (it notices within a step)."""
+        self._stop.set()
+
+
 class FileFollower:
     """Synchronous core of the follower: `poll()` returns what changed since the last call."""
 
@@ -96,7 +179,12 @@ class FileFollower:
         group_limit_bytes: int = 32 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
         loader: GroupLoader | None = None,
+        notify: bool = False,
     ) -> None:
+        """`notify`: wait for OS notifications between scans where possible (see the module
+        docstring), so a poll of an unchanged folder costs nothing but a notification may
+        reach a poll a few milliseconds after the change; False (the default, exact for
+        callers that write and poll at once) always scans."""
         self.roots = [Path(p) for p in paths]
         self.settle = settle
         self.include_existing = include_existing
@@ -107,6 +195,34 @@ class FileFollower:
         self._file_group: dict[Path, Path] = {}
         self._groups: dict[Path, _Group] = {}
         self._first = True
+        self.notify = notify
+        self._watcher: ChangeWatcher | None = None
+
+    @property
+    def watching(self) -> bool:
+        """True while OS notifications decide when to scan (False: every poll scans)."""
+        return self._watcher is not None and self._watcher.alive
+
+    def _start_watcher(self) -> None:
+        """Watch the roots for notifications (after the first scan); polling if impossible."""
+        if not self.notify or any("{" in str(root) for root in self.roots):
+            return
+        self._watcher = ChangeWatcher.start(list(self.roots))
+        if self._watcher is not None:
+            weakref.finalize(self, self._watcher.stop)
+
+    def close(self) -> None:
+        """Stop the notification thread, if any (polling from now on)."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    def _quiet(self) -> bool:
+        """Nothing can have changed: the watcher saw nothing and no problem waits to settle."""
+        watcher = self._watcher
+        if watcher is None or not watcher.alive or not watcher.ready or watcher.changed():
+            return False
+        return not any(g.pending_errors and not g.reported for g in self._groups.values())
 
     def files(self) -> Iterator[tuple[Path, Path]]:
         """Every followed file that exists now, in a stable order, with the root it came from."""
@@ -148,7 +264,13 @@ class FileFollower:
         return path, False
 
     def poll(self) -> list[LiveEvent]:
-        """One scan: artifacts added or updated, files removed, problems that settled."""
+        """One scan: artifacts added or updated, files removed, problems that settled.
+
+        With notifications, a poll when nothing was notified returns at once."""
+        if not self._first and self._quiet():
+            return []
+        if self._first and self.notify and self._watcher is None:
+            self._start_watcher()  # before the scan: a change during it is not missed
         now = self.clock()
         events: list[LiveEvent] = []
         seen: set[Path] = set()
@@ -256,13 +378,16 @@ async def follow_paths(
     include_existing: bool = True,
 ) -> AsyncIterator[FollowEvent]:
     """Follow files and folders: a `following` state, then every change, until cancelled."""
-    follower = FileFollower(paths, settle=settle, include_existing=include_existing)
+    follower = FileFollower(paths, settle=settle, include_existing=include_existing, notify=True)
     label = ", ".join(str(p) for p in follower.roots)
     events = await asyncio.to_thread(follower.poll)
     yield SourceState(label, "following", f"{follower.file_count} files")
     for event in events:
         yield event
-    while True:
-        await asyncio.sleep(interval)
-        for event in await asyncio.to_thread(follower.poll):
-            yield event
+    try:
+        while True:
+            await asyncio.sleep(interval)
+            for event in await asyncio.to_thread(follower.poll):
+                yield event
+    finally:
+        follower.close()

@@ -3,7 +3,7 @@
 One file is either one JSON document (a dump, a snapshot, a message list) or JSON Lines
 (a debug log, a snapshot corpus, a message stream). Problems become `ReadProblem`s that
 say where (a line, or a line/column with its byte offset); nothing here raises on bad
-input and nothing is written anywhere. Must not import Textual or Rich.
+input and nothing is written anywhere. Only regular files are opened (`sources.files`). Must not import Textual or Rich.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from inspector.sources.files import file_problem, open_regular, os_problem, read_regular
 
 #: Any file above this size is refused (a 1 GB file would need several GB once parsed).
 MAX_FILE_BYTES = 512 * 1024**2
@@ -250,10 +252,13 @@ def read_json_file(
     recurse into values (header-level loads). A callable decides per parsed document
     (True: walk it).
     """
+    not_regular = file_problem(path)
+    if not_regular is not None:
+        return ReadResult(problem=ReadProblem(not_regular))
     try:
         size = path.stat().st_size
     except OSError as error:
-        return ReadResult(problem=ReadProblem(f"cannot read: {error.strerror or error}"))
+        return ReadResult(problem=ReadProblem(os_problem(error)))
     if size == 0:
         return ReadResult(problem=ReadProblem("empty file"))
     if size > max_file_bytes:
@@ -270,9 +275,9 @@ def read_json_file(
         if streamed is not None:
             return streamed
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as error:
-        return ReadResult(problem=ReadProblem(f"cannot read: {error.strerror or error}"))
+        return ReadResult(problem=ReadProblem(os_problem(error)))
     text, problem = _decode(data)
     del data
     if problem is not None or text is None:
@@ -331,7 +336,7 @@ def _read_large_json_lines(path: Path, size: int, max_document_bytes: int) -> Re
     result = ReadResult(json_lines=True)
     bad: list[ReadProblem] = []
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             for number, raw in enumerate(_bounded_lines(handle), start=1):
                 label = f"line {number}"
                 if raw is None:

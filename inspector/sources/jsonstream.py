@@ -24,6 +24,8 @@ import math
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from inspector.sources.files import open_regular
+
 #: Bytes read per refill of the text window.
 CHUNK_BYTES = 256 * 1024
 #: How many container levels are walked member by member (dump -> request -> messages).
@@ -171,7 +173,7 @@ def load_streaming(path: Path, depth: int = WALK_DEPTH, chunk_bytes: int = CHUNK
     be read. Nesting deeper than the C parser's recursion limit also falls back; the
     caller checks depth and infinite numbers on the value as for any parsed document.
     """
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         window = _Window(handle, max(chunk_bytes, 1))
         try:
             value = _walk(window, depth)

@@ -32,7 +32,9 @@ Two snapshots claiming the same evaluation link neither; a snapshot naming a tim
 check has stays a plain snapshot artifact.
 
 Folders are searched recursively for `*.json`, `*.jsonl` and `*.ndjson` (hidden entries
-skipped, symlinked folders not followed); their artifacts come newest first. What one file
+skipped, symlinked folders not followed); their artifacts come newest first. Only regular
+files are opened (`sources.files`): a FIFO, socket, device, symlink loop or dangling link,
+and a folder that cannot be listed, is one LoadError each, never a hang or a skip. What one file
 holds, and which JSON is skipped or refused, is decided in `inspector.sources.classify`;
 `peek` takes the cheap first look, `pool` reads header-level loads on every core. A path holding
 `{session_id}` or `{context_id}` (as openJiuwen's configured folders do) matches every
@@ -82,6 +84,7 @@ from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
 from inspector.sources.evidence import dump_objects, has_own_facts, run_objects, with_evidence
+from inspector.sources.files import file_problem, walk_files
 from inspector.sources.jsonio import MAX_FILE_BYTES
 from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
 from inspector.sources.peek import dump_header, kept_ids_from_file, peek
@@ -122,13 +125,7 @@ def expand_source(path: str | os.PathLike[str]) -> list[Path]:
 
 def scan_folder(folder: Path) -> list[Path]:
     """Candidate files under `folder`, recursively; hidden entries and symlinked folders skipped."""
-    found: list[Path] = []
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if not name.startswith(".") and name.lower().endswith(FOLDER_SUFFIXES):
-                found.append(Path(root) / name)
-    return found
+    return walk_files(folder, FOLDER_SUFFIXES)[0]
 
 
 def load_paths(
@@ -154,8 +151,11 @@ def load_paths(
     Files, order, linking, debug runs and read errors are as in a full load; only errors
     inside a dump's message lists (which a full load reports when rebuilding) go unseen.
     """
+    from inspector.sources.jiuwenswarm import swarm_results
+
+    paths = list(paths)
     plan: list[tuple[int, Path, bool]] = []
-    missing: list[tuple[int, LoadError]] = []
+    missing: list[tuple[int, LoadResult]] = []  # also jiuwenswarm homes, read as a whole
     seen: set[str] = set()
     groups = 0
     for group, raw in enumerate(paths):
@@ -164,30 +164,48 @@ def load_paths(
         if not expanded:
             missing.append((group, LoadError(os.fspath(raw), "no folder matches this template")))
         for target in expanded:
-            base: tuple[str, str] | None = None
-            if target.is_dir():
-                files = [(f, False) for f in scan_folder(target)]
-                given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
-                base = (given, str(_identity(target)).rstrip(os.sep) + os.sep)
-            elif target.exists():
-                files = [(target, True)]
-            else:
-                missing.append((group, LoadError(str(target), "no such file or folder")))
+            swarm = swarm_results(target, paths, counters)
+            if swarm is not None:
+                missing.extend((group, result) for result in swarm)  # type: ignore[misc]
                 continue
-            for file, explicit in files:
-                key = _folder_identity(file, base) if base else str(_identity(file))
-                if key in seen:
-                    continue
-                seen.add(key)
-                plan.append((group, file, explicit))
+            files, problems = _target_files(target)
+            missing.extend((group, problem) for problem in problems)
+            for file, explicit, key in files:
+                if key not in seen:
+                    seen.add(key)
+                    plan.append((group, file, explicit))
     options = _Options(counters, skipped, max_file_bytes, progress, contexts)
     yield from _Streamer(plan, missing, groups, options).run()
+
+
+def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[LoadError]]:
+    """(file, explicit, identity) for each regular file a source path stands for, and a
+    LoadError for each path that is missing, no regular file or a folder not listable."""
+    if target.is_dir():
+        found, unlisted = walk_files(target, FOLDER_SUFFIXES)
+        errors = [LoadError(str(folder), why) for folder, why in unlisted]
+        given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
+        base = (given, str(_identity(target)).rstrip(os.sep) + os.sep)
+        files: list[tuple[Path, bool, str]] = []
+        for file in found:
+            problem = file_problem(file)
+            if problem is not None:
+                errors.append(LoadError(str(file), problem))
+            else:
+                files.append((file, False, _folder_identity(file, base)))
+        return files, errors
+    if not os.path.lexists(target):
+        return [], [LoadError(str(target), "no such file or folder")]
+    problem = file_problem(target)
+    if problem is not None:
+        return [], [LoadError(str(target), problem)]
+    return [(target, True, str(_identity(target)))], []
 
 
 def _identity(path: Path) -> Path:
     try:
         return path.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
         return path.absolute()
 
 
@@ -224,7 +242,7 @@ class _Streamer:
     def __init__(
         self,
         plan: list[tuple[int, Path, bool]],
-        missing: list[tuple[int, LoadError]],
+        missing: list[tuple[int, LoadResult]],
         groups: int,
         options: _Options,
     ) -> None:

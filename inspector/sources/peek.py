@@ -15,6 +15,7 @@ from pathlib import Path
 from inspector.core.timeline import DumpRef
 from inspector.sources.debuglog import looks_like_debug_record
 from inspector.sources.dump import DUMP_NAME_RE
+from inspector.sources.files import open_regular, read_regular
 
 _DUMP_KEYS_RE = re.compile(rb'"(?:processor_type|compression_request|context_after)"\s*:')
 _HEAD_FIELD_RES = {
@@ -29,7 +30,7 @@ PEEK_BYTES = 64 * 1024
 def peek(path: Path) -> tuple[str, bytes]:
     """("log" | "dump" | "other", first bytes): a cheap guess that only decides reading order."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(PEEK_BYTES)
     except OSError:
         return "other", b""
@@ -64,7 +65,7 @@ def dump_header(path: Path, head: bytes) -> DumpRef:
     timestamp: float | None = None
     try:
         size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             handle.seek(max(size - 512, 0))
             tail = handle.read()
         found = _TAIL_TIMESTAMP_RE.search(tail)
@@ -85,7 +86,7 @@ def dump_header(path: Path, head: bytes) -> DumpRef:
 def kept_ids_from_file(path: Path) -> frozenset[str]:
     """context_message_ids in a dump's context_after, found without parsing the file."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return frozenset()
     start = data.rfind(b'"context_after"')

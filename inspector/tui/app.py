@@ -12,11 +12,16 @@ from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
+from textual.theme import Theme
 
+from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
 from inspector.tui.commands import binding_commands
 from inspector.tui.keys import APP_BINDINGS
 from inspector.tui.screens.browser import BrowserScreen, Loader
+
+#: Textual's own palette commands that stay: its theme picker (the one theme entry) and Quit.
+KEPT_SYSTEM_COMMANDS = frozenset({"Theme", "Quit"})
 
 
 class InspectorApp(App[int]):
@@ -40,11 +45,31 @@ class InspectorApp(App[int]):
         self.overrides = overrides
         self.counters = counters
         self.loader = loader
+        #: Tuning left on each context, (source, id) -> (strategy key, settings): it survives
+        #: going back to the browser and opening the context again.
+        self.tunings: dict[tuple[str, str], tuple[str, Any]] = {}
 
     def on_mount(self) -> None:
-        """Open the browser on the sources."""
-        self.theme = "textual-dark"
+        """Open the browser on the sources, in the theme chosen last time."""
+        from inspector.prefs import load_prefs
+
+        prefs, problem = load_prefs()
+        self.theme = prefs.theme if prefs.theme in self.available_themes else "textual-dark"
+        if problem:
+            self.notify(problem, severity="warning")
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
         self.push_screen(BrowserScreen(self.sources, self.overrides, self.counters, self.loader))
+
+    def _remember_theme(self, theme: Theme) -> None:
+        """Save the theme in the preferences file (best-effort: a read-only home is fine)."""
+        from inspector.prefs import load_prefs, update_prefs
+
+        if load_prefs()[0].theme == theme.name:
+            return
+        try:
+            update_prefs(theme=theme.name)
+        except OSError as error:
+            self.notify(f"could not save the theme: {error}", severity="warning")
 
     def on_unmount(self) -> None:
         """Write the token cache and close it."""
@@ -53,9 +78,15 @@ class InspectorApp(App[int]):
             if store is not None and hasattr(store, "close"):
                 store.close()
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """Copy `text` with its secrets masked (every copy command goes through here)."""
+        super().copy_to_clipboard(mask_text(text))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The built-in commands, then every key binding valid on this screen."""
-        yield from super().get_system_commands(screen)
+        """Textual's theme picker and Quit, then every key binding valid on this screen."""
+        for command in super().get_system_commands(screen):
+            if command.title in KEPT_SYSTEM_COMMANDS:
+                yield command
         yield from binding_commands(self, screen)
 
     def action_help(self) -> None:

@@ -2,25 +2,37 @@
 
 Built in the loading worker thread, so nothing here touches Textual. Recorded fields are
 read tolerantly because sources name them per artifact kind (DESIGN.md, CLI contract); the
-outcome column comes from `core.outcome.classify_outcome`, which `stats` uses too.
+outcome column comes from `core.outcome.classify_outcome`, which `stats` uses too. Names,
+ids and error words are shown escaped (`core.redact.shown_name`): a file name cannot write
+control characters to the terminal.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.artifact import Artifact, LoadError, recorded_value
+from inspector.core.artifact import Artifact, LoadError, LoadResult, recorded_value
 from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
 from inspector.core.outcome import OUTCOMES, classify_outcome
+from inspector.core.redact import escape_controls, shown_name
 from inspector.core.tokens import TokenCounter
 from inspector.core.tuning import Tuning, apply_overrides
-from inspector.sources.entries import EntryRow
+from inspector.sources.entries import EntryRow, list_entries
 
-__all__ = ["OUTCOMES", "BrowserRow", "artifact_row", "error_row", "pending_row"]
+__all__ = [
+    "OUTCOMES",
+    "BrowserRow",
+    "RowBatch",
+    "artifact_row",
+    "crash_error",
+    "error_row",
+    "pending_row",
+]
 
 
 @dataclass
@@ -44,15 +56,15 @@ class BrowserRow:
     reduction: float | None = None
     retries: int | None = None
     title: str = ""
+    #: The raw path a placeholder or error row stands for (`title` shows it escaped).
+    origin: str = ""
 
     @property
     def source(self) -> str:
-        """The file this row came from."""
+        """The file this row came from (as the loader named it, not escaped)."""
         if self.artifact is not None:
             return self.artifact.source
-        if self.error is not None:
-            return self.error.source
-        return self.title
+        return self.origin or (self.error.source if self.error is not None else self.title)
 
     @property
     def search_text(self) -> str:
@@ -81,16 +93,23 @@ def _format_time(timestamp: float | None) -> str:
 
 
 def error_row(key: int, error: LoadError) -> BrowserRow:
-    """A row for a file that could not be read."""
+    """A row for a file that could not be read (its name and words shown escaped)."""
     where = f" ({error.where})" if error.where else ""
+    shown = LoadError(shown_name(error.source), escape_controls(error.error), error.where)
     return BrowserRow(
         key=key,
         artifact=None,
-        error=error,
-        outcome=f"error: {error.error}{where}",
+        error=shown,
+        outcome=shown_name(f"error: {error.error}{where}"),
         outcome_kind="error",
-        title=error.source,
+        title=shown.source,
+        origin=error.source,
     )
+
+
+def crash_error(source: str, error: BaseException) -> LoadError:
+    """The LoadError for a file whose load raised (a bug: said so, never a traceback)."""
+    return LoadError(source, f"could not be loaded ({type(error).__name__}: {error})")
 
 
 def artifact_row(
@@ -98,7 +117,7 @@ def artifact_row(
 ) -> BrowserRow:
     """A row for an artifact, evaluating its context (if any) under the effective tuning."""
     recorded = artifact.recorded
-    row = BrowserRow(key=key, artifact=artifact, error=None, title=artifact.id)
+    row = BrowserRow(key=key, artifact=artifact, error=None, title=shown_name(artifact.id))
     row.timestamp = (
         artifact.timestamp
         if artifact.timestamp is not None
@@ -107,7 +126,7 @@ def artifact_row(
     if not isinstance(row.timestamp, int | float) or isinstance(row.timestamp, bool):
         row.timestamp = None
     row.time = _format_time(row.timestamp)
-    row.session = artifact.session_id or ""
+    row.session = shown_name(artifact.session_id or "")
     if artifact.snapshot is not None:
         try:
             row.tuning = apply_overrides(artifact.snapshot.tuning, dict(overrides))
@@ -163,8 +182,61 @@ def pending_row(key: int, entry: EntryRow) -> BrowserRow:
         time=_format_time(entry.timestamp),
         timestamp=entry.timestamp,
         processor=entry.processor or "",
-        session=entry.session_id or entry.session or "",
+        session=shown_name(entry.session_id or entry.session or ""),
         outcome="reading…",
         outcome_kind="pending",
-        title=str(entry.path),
+        title=shown_name(str(entry.path)),
+        origin=str(entry.path),
     )
+
+
+class RowBatch:
+    """Rows a loading worker collects, handed to `post(rows, seen)` every `interval` seconds
+    (so the first rows show at once and a big folder is not one message per row)."""
+
+    def __init__(
+        self, post: Callable[[list[BrowserRow], int], object], interval: float = 0.1
+    ) -> None:
+        self._post = post
+        self.interval = interval
+        self.rows: list[BrowserRow] = []
+        self.seen = 0
+        self.last_post = time.monotonic()
+
+    def add(self, row: BrowserRow) -> None:
+        """Collect one row; post the batch when it is due."""
+        self.rows.append(row)
+        self.seen += 1
+        now = time.monotonic()
+        if now - self.last_post >= self.interval:
+            self.post()
+            self.last_post = now
+
+    def post(self) -> None:
+        """Post what is collected."""
+        if self.rows:
+            self._post(self.rows, self.seen)
+            self.rows = []
+
+
+def load_rest(
+    rest: tuple[Callable[[list[str]], Iterable[LoadResult]], Sequence[str], set[str]],
+    batch: RowBatch,
+    row_for: Callable[[int, LoadResult], BrowserRow],
+    cancelled: Callable[[], bool],
+    error: BaseException,
+) -> None:
+    """After a load of `sources` raised: an error row for it, then every file not in `done`
+    loaded on its own through `loader` (a file that raises again is its own error row).
+    `rest` is (loader, sources, done)."""
+    loader, sources, done = rest
+    batch.add(error_row(batch.seen, crash_error(", ".join(sources), error)))
+    for entry in list_entries(sources):
+        path = str(entry.path)
+        if path in done or cancelled():
+            continue
+        try:
+            for item in loader([path]):
+                batch.add(row_for(batch.seen, item))
+        except Exception as again:  # noqa: BLE001 - one bad file, one error row
+            batch.add(error_row(batch.seen, crash_error(path, again)))

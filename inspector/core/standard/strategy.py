@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Check, Finding
 from inspector.core.errors import ConfigError
+from inspector.core.findings import with_findings
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.standard import compactors, compressors, offloaders, round_level
 from inspector.core.standard import settings as models
@@ -172,7 +173,7 @@ class StandardStrategy:
         if hit and self.llm_call:
             numbers["llm_call"] = self.llm_call
         regions = _with_tokens(prep, outcome.regions)
-        return Decision(
+        decision = Decision(
             strategy=self.key,
             processor=self.processor,
             family="standard",
@@ -198,6 +199,7 @@ class StandardStrategy:
             summary=_summary(prep, outcome),
             native=outcome,
         )
+        return with_findings(decision, prepared.snapshot, artifact)
 
     def _gauge(
         self, prep: StandardPrepared, outcome: Outcome, regions: Sequence[RegionRange]

@@ -25,7 +25,14 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
-from inspector.core.live_events import GatewayEvent, LiveEvent, SourceState, parse_frame
+from inspector.core.artifact import LoadError
+from inspector.core.live_events import (
+    GatewayEvent,
+    LiveEvent,
+    SourceProblem,
+    SourceState,
+    parse_frame,
+)
 
 #: Methods an observer may send: they read, never act. Everything else is refused locally.
 READ_ONLY_METHODS = frozenset({"session.list"})
@@ -35,6 +42,11 @@ FORBIDDEN_QUERY_KEYS = frozenset({"api_key", "api_base", "provider", "model", "t
 THREAD_PARSE_BYTES = 256 * 1024
 #: Close codes after which reconnecting would not help.
 FATAL_CLOSE_CODES = frozenset({1000, 1008})
+#: The close code websockets sends when a received frame is over `max_size`.
+TOO_BIG = 1009
+#: After a frame over the limit, reconnect no sooner than this (seconds): the same frame
+#: may be sent again, and reconnecting at once would only loop.
+OVERSIZE_BACKOFF = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +217,12 @@ class GatewayObserver:
                     continue
             yield event
 
+    def _limit_text(self) -> str:
+        size = self.max_size
+        if size is None:
+            return "size"
+        return f"{size // (1024 * 1024)} MB" if size >= 1024 * 1024 else f"{size:,}-byte"
+
     def _fail_pending(self, why: str) -> None:
         """Fail every RPC still waiting: its connection is gone."""
         for future in self._pending.values():
@@ -216,6 +234,8 @@ class GatewayObserver:
         """Connect, yield every frame as a typed event, reconnect with backoff until closed."""
         delays = self.backoff.delays()
         attempt = 0
+        #: Connections lost to a frame over the size limit (reported once, then backed off).
+        oversize = 0
         while not self._closing:
             yield self._set_state("connecting", attempt=attempt)
             fatal: str | None = None
@@ -238,10 +258,18 @@ class GatewayObserver:
             except InvalidURI as error:
                 fatal = f"bad URL: {error}"
             except ConnectionClosed as error:
-                code = error.rcvd.code if error.rcvd else None
-                detail, fatal = _closed(
-                    code, error.rcvd.reason if error.rcvd else "connection lost"
-                )
+                if error.sent is not None and error.sent.code == TOO_BIG:
+                    oversize += 1
+                    detail = f"a frame over the {self._limit_text()} limit"
+                    if oversize == 1:
+                        yield SourceProblem(
+                            LoadError(self.url, f"{detail} was refused (close 1009)", "frame")
+                        )
+                else:
+                    code = error.rcvd.code if error.rcvd else None
+                    detail, fatal = _closed(
+                        code, error.rcvd.reason if error.rcvd else "connection lost"
+                    )
             except (OSError, TimeoutError, InvalidHandshake) as error:
                 detail = f"{type(error).__name__}: {error}".strip() or type(error).__name__
             finally:
@@ -253,6 +281,8 @@ class GatewayObserver:
                 yield self._set_state("closed", fatal or detail)
                 return
             delay = next(delays)
+            if oversize:
+                delay = max(delay, OVERSIZE_BACKOFF)
             attempt += 1
             yield self._set_state("reconnecting", detail, delay, attempt)
             self._wake.clear()
@@ -326,3 +356,126 @@ async def list_sessions(
         raise ConnectionError(f"session.list refused: {reason}")
     sessions = (response.get("payload") or {}).get("sessions") or []
     return [s for s in sessions if isinstance(s, dict)]
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayProbe:
+    """What a first look at a gateway found: its sessions and the watched one's metadata."""
+
+    url: str
+    sessions: tuple[dict[str, Any], ...]
+    #: The watched session's metadata (None when no session was asked for).
+    session: dict[str, Any] | None
+    #: The backend acknowledged the socket (`connection.ack`); False: not ready yet.
+    backend_ready: bool
+
+
+def _probe_url(url: str) -> str:
+    """The URL without a session (a probe registers nowhere) and without credentials."""
+    parts = urlsplit(observer_url(url))
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "session_id"]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+
+
+async def _exchange(connection: ClientConnection, deadline: float) -> tuple[Any, bool, Any]:
+    """Send `session.list`; (its res frame, backend acknowledged, ack payload)."""
+    loop = asyncio.get_running_loop()
+    await connection.send(
+        json.dumps(
+            {
+                "type": "req",
+                "id": "inspector_probe",
+                "method": "session.list",
+                "params": {"limit": 200},
+            }
+        )
+    )
+    acked, ack_payload = False, None
+    while True:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            raise TimeoutError
+        message = await asyncio.wait_for(connection.recv(), remaining)
+        event = parse_frame(message, "probe")
+        if not isinstance(event, GatewayEvent):
+            continue
+        if event.frame_type == "event" and event.name == "connection.ack":
+            acked, ack_payload = True, event.payload
+        elif event.frame_type == "res" and event.name == "inspector_probe":
+            return event.raw, acked, ack_payload
+
+
+def _judge(
+    url: str, response: Any, acked: bool, ack_payload: Any, session_id: str | None
+) -> GatewayProbe:
+    """The probe's verdict on one `session.list` answer; GatewayRefused saying why not."""
+    if not isinstance(response, dict):
+        raise GatewayRefused(f"{url} is not a jiuwenswarm web gateway (odd answer to session.list)")
+    raw_payload = response.get("payload")
+    payload: dict[str, Any] = raw_payload if isinstance(raw_payload, dict) else {}
+    transport = ack_payload.get("transport") if isinstance(ack_payload, dict) else None
+    if transport == "tui" or "current_branch" in payload:
+        raise GatewayRefused(
+            f"{url} is jiuwenswarm's TUI gateway, not its web gateway: "
+            "watch the web gateway, by default ws://127.0.0.1:19000/ws"
+        )
+    if not response.get("ok"):
+        reason = response.get("error") or response.get("code") or "refused"
+        raise GatewayRefused(f"{url} refused session.list: {reason}")
+    sessions = payload.get("sessions")
+    if not isinstance(sessions, list):
+        raise GatewayRefused(f"{url} is not a jiuwenswarm web gateway (no session list)")
+    known = tuple(s for s in sessions if isinstance(s, dict))
+    found = None
+    if session_id:
+        found = next((s for s in known if s.get("session_id") == session_id), None)
+        if found is None:
+            names = ", ".join(str(s.get("session_id")) for s in known[:5])
+            more = (
+                f" ({len(known)} known: {names}{', …' if len(known) > 5 else ''})" if known else ""
+            )
+            raise GatewayRefused(f"unknown session {session_id!r} at {url}{more}")
+    return GatewayProbe(url, known, found, acked)
+
+
+async def probe_gateway(url: str, session_id: str | None, *, timeout: float = 5.0) -> GatewayProbe:
+    """Check that `url` is a jiuwenswarm web gateway that knows `session_id`, within `timeout`.
+
+    Raises GatewayRefused with a sentence for the user: refused port, HTTP error at
+    upgrade, a path the server closes (1008), no answer to `session.list` (an internal
+    agent port, another server), jiuwenswarm's TUI gateway, or an unknown session.
+    """
+    probe = _probe_url(url)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        async with connect(
+            probe,
+            origin=origin_for(probe),  # type: ignore[arg-type]
+            open_timeout=timeout,
+            close_timeout=1.0,
+            proxy=None,
+            max_size=64 * 1024 * 1024,
+            user_agent_header="context-inspector",
+        ) as connection:
+            response, acked, ack_payload = await _exchange(connection, deadline)
+    except InvalidStatus as error:
+        raise GatewayRefused(
+            f"{url} refused the WebSocket upgrade (HTTP {error.response.status_code}): "
+            "not a jiuwenswarm web gateway, or it wants a token"
+        ) from None
+    except ConnectionClosed as error:
+        code = error.rcvd.code if error.rcvd else 1006
+        reason = (error.rcvd.reason if error.rcvd else "") or "no reason"
+        raise GatewayRefused(
+            f"{url} closed the connection ({code} {reason}): not a jiuwenswarm web gateway"
+        ) from None
+    except TimeoutError:
+        raise GatewayRefused(
+            f"{url} did not answer session.list within {timeout:g}s: not a jiuwenswarm web "
+            "gateway (its internal agent port?)"
+        ) from None
+    except (OSError, InvalidHandshake, InvalidURI) as error:
+        what = "connection refused" if isinstance(error, ConnectionRefusedError) else str(error)
+        raise GatewayRefused(f"cannot connect to {url}: {what or type(error).__name__}") from None
+    return _judge(url, response, acked, ack_payload, session_id)

@@ -19,24 +19,30 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from inspector.core.artifact import LoadError
 from inspector.core.live_events import (
     CompressionState,
     ContextUsage,
     GatewayEvent,
     LiveEvent,
     NewArtifact,
+    SourceProblem,
     SourceState,
     TraceUpdated,
 )
 from inspector.core.live_tracker import LiveTracker
 from inspector.core.tuning import Tuning
+from inspector.sources.jiuwenswarm.home import home_for_gateway
 from inspector.sources.live.gateway import Backoff, GatewayObserver, session_of
+from inspector.sources.live.swarm_context import agent_config_event, context_event, rebuild_context
 from inspector.sources.live.trajectory import API_PREFIX, Polling, TrajectoryFollower
 
 #: Gateway events after which the trajectory is worth re-reading.
 POKE_EVENTS = frozenset(
     {"chat.final", "chat.error", "chat.processing_status", "harness.session_finished"}
 )
+#: Seconds to wait after a turn ends before reading the agent's files.
+FILES_SETTLE = 0.6
 #: Error codes only a trajectory API answers with (so the port is one, even if it refuses us).
 TRAJECTORY_CODES = frozenset(
     {
@@ -120,6 +126,11 @@ class LiveSession:
         self.polling = polling or Polling()
         self.follower: TrajectoryFollower | None = None
         self.tracker = LiveTracker()
+        #: jiuwenswarm's home folder, when on this machine (its config and session files).
+        self.home = home_for_gateway(gateway_url, None)
+        #: True once no trajectory API was found: the context comes from the home's files.
+        self._from_files = False
+        self._revision = 0
         self._queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._closing = False
@@ -144,13 +155,20 @@ class LiveSession:
         if url == "auto":
             url = await discover_trajectory(self.observer.url, self.session_id)
             if url is None:
-                await self._queue.put(
-                    SourceState(
-                        label,
-                        "unavailable",
-                        "no trajectory API found (jiuwenswarm 0.2.3 has none); gateway events only",
+                if self.home is not None:
+                    self._from_files = True
+                    detail = (
+                        f"no trajectory API (jiuwenswarm 0.2.3 has none): the context is "
+                        f"rebuilt from {self.home}"
                     )
-                )
+                else:
+                    detail = (
+                        "no trajectory API found (jiuwenswarm 0.2.3 has none); gateway events "
+                        "only (give its home folder to rebuild the context from its files)"
+                    )
+                await self._queue.put(SourceState(label, "unavailable", detail))
+                if self._from_files:
+                    await self._rebuild(None)
                 await self._queue.put(None)
                 return
         assert url is not None
@@ -171,12 +189,19 @@ class LiveSession:
         if self.trajectory_url:
             self._tasks.append(asyncio.create_task(self._start_trajectory()))
             streams += 1
+        if self.home is not None:
+            config = agent_config_event(self.home, self.observer.url)
+            if config is not None:
+                await self._queue.put(config)
         try:
             while streams:
                 event = await self._queue.get()
                 if event is None:
                     streams -= 1
                     continue
+                if self._from_files and _changes_context(event):
+                    processor = event.processor if isinstance(event, CompressionState) else None
+                    self._tasks.append(asyncio.create_task(self._rebuild(processor)))
                 self.tracker.apply(event)
                 learned = self._learn_context_max(event)
                 if isinstance(event, NewArtifact):
@@ -189,6 +214,25 @@ class LiveSession:
                     yield self._last_window
         finally:
             await self.close()
+
+    async def _rebuild(self, processor: str | None) -> None:
+        """Read the session's context from the home's files again; offer it as an artifact."""
+        assert self.home is not None
+        self._revision += 1
+        revision = self._revision
+        await asyncio.sleep(FILES_SETTLE)  # jiuwenswarm writes its transcript from a queue
+        try:
+            artifact = await asyncio.to_thread(
+                rebuild_context, self.home, self.session_id, processor, revision
+            )
+        except Exception as error:  # noqa: BLE001 - a file being written must not end the watch
+            label = f"files of {self.session_id}"
+            await self._queue.put(
+                SourceProblem(LoadError(label, f"{type(error).__name__}: {error}"))
+            )
+            return
+        if artifact is not None and revision == self._revision:
+            await self._queue.put(context_event(artifact, revision))
 
     def _learn_context_max(self, event: LiveEvent) -> bool:
         """The agent's window size (from usage or compression frames) prices rebuilt windows.
@@ -237,3 +281,10 @@ class LiveSession:
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
+
+
+def _changes_context(event: LiveEvent) -> bool:
+    """A turn ended or a compression finished: the agent's files have changed."""
+    if isinstance(event, CompressionState):
+        return event.is_terminal and event.is_compaction_boundary
+    return isinstance(event, GatewayEvent) and event.name in ("chat.final", "chat.error")

@@ -470,6 +470,7 @@ class TrajectoryFollower:
         delays = self.backoff.delays()
         attempt = 0
         loaded = False
+        last_problem = ""
         try:
             while not self._closing:
                 try:
@@ -497,6 +498,17 @@ class TrajectoryFollower:
                             yield NewArtifact(self.window.artifact, "updated")
                     attempt = 0
                     delays = self.backoff.delays()
+                except (TypeError, KeyError, AttributeError, IndexError, ValueError) as error:
+                    # an answer of the wrong shape: said once per kind of trouble, then retried
+                    message = f"unexpected answer ({type(error).__name__}: {error})"
+                    if message != last_problem:
+                        last_problem = message
+                        yield SourceProblem(LoadError(self.client.session_url, message))
+                    delay = next(delays)
+                    attempt += 1
+                    yield self._set("reconnecting", message, delay, attempt)
+                    await self._wait(delay)
+                    continue
                 except TrajectoryError as error:
                     if not error.retryable and not loaded:
                         yield SourceProblem(

@@ -39,7 +39,15 @@ from inspector.core.live_tracker import LiveTracker
 from inspector.core.tokens import TokenCounter
 from inspector.sources.connect import ConnectRequest, classify_source
 from inspector.sources.follow import FileFollower
-from inspector.tui.rows import OUTCOMES, BrowserRow, artifact_row, error_row, pending_row
+from inspector.tui.rows import (
+    OUTCOMES,
+    BrowserRow,
+    RowBatch,
+    artifact_row,
+    error_row,
+    load_rest,
+    pending_row,
+)
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.browser_table import (
     BROWSER_BINDINGS,
@@ -49,6 +57,7 @@ from inspector.tui.screens.browser_table import (
     row_cells,
     sort_value,
 )
+from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
 
@@ -63,7 +72,7 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(InspectorScreen[None]):
+class BrowserScreen(BrowserTuning, InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS
@@ -151,6 +160,9 @@ class BrowserScreen(InspectorScreen[None]):
         self._follower: FileFollower | None = None
         self._follow_timer: Timer | None = None
         self._follow_worker: Worker[None] | None = None
+        #: One file given alone opens straight into its context (once, after the first load).
+        self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
+        self._loaded_once = False
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -208,33 +220,38 @@ class BrowserScreen(InspectorScreen[None]):
         if not self.reading:
             return
         loaded = {row.source for row in self.rows}
-        self.pending = {row.title: row for row in message.rows if row.title not in loaded}
+        self.pending = {row.source: row for row in message.rows if row.source not in loaded}
         self._refresh_table()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_sources(self) -> None:
-        """Read the sources; post rows in batches so the first ones show at once."""
+        """Read the sources; post rows in batches so the first ones show at once.
+
+        A load that raises (a bug) is an error row and a notice; the files it had not
+        reached are then loaded one by one (`rows.load_rest`)."""
         worker = get_current_worker()
         started = time.monotonic()
         follower = self._make_follower()
-        batch: list[BrowserRow] = []
-        last_post = started
-        seen = 0
-        for item in self.loader(self.sources):
-            if worker.is_cancelled:
-                return
-            batch.append(self._row_for(seen, item))
-            seen += 1
-            now = time.monotonic()
-            if now - last_post >= BATCH_SECONDS:
-                self.post_message(self.RowsLoaded(batch, seen))
-                batch, last_post = [], now
-        if batch:
-            self.post_message(self.RowsLoaded(batch, seen))
+        batch = RowBatch(
+            lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen)), BATCH_SECONDS
+        )
+        done: set[str] = set()
+        try:
+            for item in self.loader(self.sources):
+                if worker.is_cancelled:
+                    return
+                done.add(item.source)
+                batch.add(self._row_for(batch.seen, item))
+        except Exception as error:  # noqa: BLE001 - the other files must still load
+            rest = (self.loader, self.sources, done)
+            load_rest(rest, batch, self._row_for, lambda: worker.is_cancelled, error)
+        if worker.is_cancelled:
+            return
+        batch.post()
         store = self.counters["tiktoken_cl100k"].store
         if store is not None and hasattr(store, "flush"):
             store.flush()
-        self.post_message(self.LoadFinished(seen, time.monotonic() - started, follower))
+        self.post_message(self.LoadFinished(batch.seen, time.monotonic() - started, follower))
 
     def _make_follower(self) -> FileFollower | None:
         """A follower of the file sources, primed now so it reports only later changes.
@@ -250,7 +267,11 @@ class BrowserScreen(InspectorScreen[None]):
             return list(self.loader([str(path) for path in paths]))
 
         follower = FileFollower(
-            self.sources, settle=FOLLOW_SETTLE, include_existing=False, loader=load_group
+            self.sources,
+            settle=FOLLOW_SETTLE,
+            include_existing=False,
+            loader=load_group,
+            notify=True,  # OS notifications where available: an idle browser costs nothing
         )
         try:
             follower.poll()
@@ -314,8 +335,25 @@ class BrowserScreen(InspectorScreen[None]):
         self.app.sub_title = summary
         if not self.rows and self.sources:
             self.notify("nothing found in " + ", ".join(self.sources), severity="warning")
+        elif errors:
+            first = next(row for row in self.rows if row.error is not None)
+            self.notify(f"{errors} unreadable, first {first.title}: {first.outcome}", timeout=8)
         if message.follower is not None:
             self._start_following(message.follower)
+        self._first_load_done()
+
+    def _first_load_done(self) -> None:
+        """After the first load: the newest row selected; a lone file's one context opened."""
+        if self._loaded_once:
+            return
+        self._loaded_once = True
+        table = self.query_one("#table", DataTable)
+        if self.shown:
+            table.move_cursor(row=0, animate=False)
+        openable = [row for row in self.rows if row.artifact is not None]
+        if self.open_single and len(openable) == 1 and len(self.rows) == 1:
+            table.move_cursor(row=self.shown.index(openable[0]), animate=False)
+            self.action_open_row()
 
     # --- live: following files and connections -----------------------------------------
 
@@ -503,6 +541,12 @@ class BrowserScreen(InspectorScreen[None]):
         ratio = self.overrides.get("trigger_ratio")
         threshold = float(ratio) * 100 if isinstance(ratio, int | float) else 80.0
         self.query_one("#live-panel", LivePanel).show(self.follow_state, self.tracker, threshold)
+
+    def on_live_panel_operation_chosen(self, message: LivePanel.OperationChosen) -> None:
+        """Enter on a live operation opens its detail screen."""
+        from inspector.tui.screens.operation import OperationScreen
+
+        self.app.push_screen(OperationScreen(message.operation, message.tracker))
 
     def action_connect(self) -> None:
         """Open the connect dialog; a chosen source starts showing live events."""

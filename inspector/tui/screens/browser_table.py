@@ -18,13 +18,16 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("time", "time"),
     ("processor", "processor"),
     ("outcome", "outcome"),
-    ("tokens", "tokens before→after"),
+    ("tokens", "before→after"),
     ("reduction", "cut"),
-    ("retries", "retries"),
+    ("retries", "retry"),
     ("session", "session"),
     ("title", "id / source"),
 )
 OUTCOME_WIDTH = 28
+SESSION_WIDTH = 18
+#: Longest id shown whole; longer ones keep their head and their distinguishing tail.
+ID_WIDTH = 26
 #: Outcome -> style name of `inspector.render.styles`.
 OUTCOME_STYLES = {
     "compressed": "good",
@@ -40,6 +43,26 @@ def _short_processor(name: str) -> str:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def short_id(identifier: str, session: str = "", processor: str = "") -> str:
+    """The part of an id that tells rows apart: without the session and processor the
+    other columns show, and for a long one its head and its tail (where run numbers and
+    timestamps are), joined by an ellipsis."""
+    short = identifier
+    if session:
+        safe = session.replace("/", "-")
+        for prefix in (f"{session}/", f"{safe}/"):
+            short = short.removeprefix(prefix)
+        for suffix in (f"_{safe}", f"_{session}"):
+            short = short.removesuffix(suffix)
+    if processor:
+        short = short.replace(f"_{processor}", "").replace(f"/{processor}", "")
+    short = short.strip("/_") or identifier
+    if len(short) <= ID_WIDTH:
+        return short
+    tail = ID_WIDTH * 2 // 3
+    return short[: ID_WIDTH - tail - 1] + "…" + short[-tail:]
 
 
 def sort_value(row: BrowserRow, column: str) -> Any:
@@ -71,9 +94,18 @@ def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Any]:
         Text(tokens, justify="right"),
         Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
         Text(str(row.retries) if row.retries is not None else "", justify="right"),
-        row.session,
-        row.title if row.error is None else row.error.source,
+        _clip(row.session, SESSION_WIDTH),
+        short_id(row.title, row.session, row.processor)
+        if row.error is None and row.artifact is not None
+        else _source_tail(row.error.source if row.error is not None else row.title),
     ]
+
+
+def _source_tail(path: str) -> str:
+    """A file path by its distinguishing end (the file name and its folder)."""
+    parts = path.replace("\\", "/").rsplit("/", 2)
+    tail = "/".join(parts[-2:]) if len(parts) > 1 else path
+    return tail if len(tail) <= ID_WIDTH * 2 else "…" + tail[-ID_WIDTH * 2 :]
 
 
 def filters_text(

@@ -10,18 +10,16 @@ for the hybrid pipeline) and the flips follow in a debounced worker.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
@@ -35,43 +33,50 @@ from inspector.core.strategy.base import (
     Settings,
     Strategy,
     region_changes,
-    rerun_strategy,
 )
-from inspector.core.strategy.fields import fields_of
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
 from inspector.encoding import load_cl100k
 from inspector.render.context_bar import AFTER_LABELS, BarParts, after_parts, decision_parts
-from inspector.render.message_detail import Placement, message_detail, message_plain_text
 from inspector.render.recorded_view import (
     lookup,
     recorded_answer,
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.render.verdict import after_role, render_to_text
-from inspector.render.why_report import checks_table, findings_table, why_report
+from inspector.tui.flip_check import holding_flips
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_launch import ContextLaunch
 from inspector.tui.screens.context_navigation import ContextNavigation
+from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
-    regions_text,
-    verdict_word,
+    headline,
+    source_headline,
+    total_note,
 )
+from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActions
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
 from inspector.tui.widgets.message_list import MessageList
 from inspector.tui.widgets.settings_panel import SettingsPanel
-from inspector.tui.widgets.why_panel import WhyPanel, why_body
+from inspector.tui.widgets.why_panel import WhyPanel
 
 #: Seconds the settings must stay unchanged before the flips are searched again.
 FLIPS_DELAY = 0.05
 
 
-class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
+class ContextScreen(
+    ContextSide,
+    ContextLaunch,
+    ContextNavigation,
+    TuningActions,
+    ReportActions,
+    InspectorScreen[None],
+):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
     BINDINGS = CONTEXT_BINDINGS
@@ -88,11 +93,15 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     class FlipsFound(TextualMessage):
         """The smallest flips of `settings` are ready."""
 
-        def __init__(self, key: str, settings: Settings, flips: list[Flip]) -> None:
+        def __init__(
+            self, key: str, settings: Settings, flips: list[Flip], dropped: int = 0
+        ) -> None:
             super().__init__()
             self.key = key
             self.settings = settings
             self.flips = flips
+            #: Flips to "compresses" left out: openJiuwen's benefit check would drop them.
+            self.dropped = dropped
 
     def __init__(
         self,
@@ -116,6 +125,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self.decision: Decision | None = None
         self.recorded_decision: Decision | None = None
         self.flips: list[Flip] | None = None
+        #: Flips found but left out by the benefit check (said in the Why tab).
+        self.flips_dropped = 0
         self.showing_after = False
         self.compare = False
         self.search_query = ""
@@ -126,6 +137,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._after_priced: dict[str, PricedContext] = {}
         self._side_keys: dict[str, object] = {}
         self._flips_timer: Timer | None = None
+        self._side_timer: Timer | None = None
+        self._source_line: Text | None = None
         self._footer_has_flips = False
         self._shown_tokens: object = None
         if self.snapshot is not None:
@@ -133,6 +146,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             self.strategy: Strategy = selection.strategy
             self.settings: Settings = selection.settings
             self.recorded: Settings = self.strategy.recorded_settings(self.snapshot)
+            self._first_strategy = self.strategy.key
 
     @property
     def has_context(self) -> bool:
@@ -143,6 +157,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
 
     def compose(self) -> ComposeResult:
         """Verdict line, context bar, list beside tabs, search box, footer."""
+        self._restore_tuning()
         yield Static(id="context-title")
         yield Static(id="verdict")
         yield ContextBarPanel(id="bar")
@@ -165,6 +180,9 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     def on_mount(self) -> None:
         """Show the context, then count and decide (in a worker when not yet counted)."""
         self.query_one("#search-bar").display = False
+        self._source_line = source_headline(self.artifact, self.palette)
+        if self._source_line is not None:
+            self.query_one("#verdict").styles.height = 3
         self._show_title()
         messages = self.current_messages()
         self.links = tool_links(messages)
@@ -177,9 +195,13 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         )
         if self.snapshot is None:
             self.query_one("#verdict", Static).update(
-                Text(
-                    "no context available: this artifact only records what happened (see Why)",
-                    self.palette("caution"),
+                headline(
+                    self._source_line,
+                    Text(
+                        "no context available: this artifact only records what happened (see Why)",
+                        self.palette("caution"),
+                    ),
+                    self.palette,
                 )
             )
             self.query_one(ContextBarPanel).display = False
@@ -192,6 +214,30 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             self.query_one(WhyPanel).show_flips(None, available=False)
             return
         self.apply_settings(self.settings)
+
+    def _tuning_key(self) -> tuple[str, str]:
+        return (self.artifact.source, self.artifact.id)
+
+    def _restore_tuning(self) -> None:
+        """The tuning left on this context the last time it was open (kept by the app)."""
+        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
+        if kept is None or self.snapshot is None:
+            return
+
+        strategy_key, settings = kept
+        self.strategy = registry.get(strategy_key)
+        self.recorded = self.strategy.recorded_settings(self.snapshot)
+        self.settings = settings
+
+    def on_unmount(self) -> None:
+        """Keep the tuning for the next time this context is opened (tuned or not)."""
+        tunings = getattr(self.app, "tunings", None)
+        if tunings is None or self.snapshot is None:
+            return
+        if self.settings == self.recorded and self.strategy.key == self._first_strategy:
+            tunings.pop(self._tuning_key(), None)
+        else:
+            tunings[self._tuning_key()] = (self.strategy.key, self.settings)
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -214,6 +260,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
     def restyle(self) -> None:
         """The theme changed: draw the title, the verdict and the visible tab again."""
         self._show_title()
+        self._source_line = source_headline(self.artifact, self.palette)
         self._side_keys.clear()
         self._redraw()
 
@@ -258,6 +305,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._decided(decision)
 
     def _decided(self, decision: Decision) -> None:
+        decision = self.with_pins(decision)
         release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
         if decision.numbers.get("openjiuwen_version") != release:
@@ -343,7 +391,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         if self.showing_after:
             self._redraw_after(decision)
         else:
-            if self._shown_tokens is not decision.message_tokens:
+            tokens = decision.message_tokens
+            if self._shown_tokens is not tokens and self._shown_tokens != tokens:
                 message_list.set_tokens(decision.message_tokens)
                 self._shown_tokens = decision.message_tokens
             message_list.set_decision(decision)
@@ -362,6 +411,8 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             )
         if not decision.exact_counting and decision.counting_note:
             verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
+        verdict.append_text(total_note(self.artifact, decision, self.palette))
+        verdict = headline(self._source_line, verdict, self.palette)
         self.query_one("#verdict", Static).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
@@ -379,7 +430,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             parts = decision_parts(decision)
             note = decision.gauge.note if decision.gauge is not None else ""
             bar.show(parts, recorded, note=note)
-        self.refresh_side()
+        self.schedule_side()
 
     def _redraw_after(self, decision: Decision) -> None:
         """The dump's context after compression, counted like the one before."""
@@ -410,106 +461,6 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             gauge.minimum if gauge is not None else 0,
         )
 
-    # --- the side panel: only the visible tab is drawn ----------------------------------
-
-    def active_tab(self) -> str | None:
-        """'detail', 'why' or 'tune' when the side panel is on screen, else None."""
-        side = self.query_one("#side", TabbedContent)
-        if not side.display:
-            return None
-        return (side.active or "tab-why").removeprefix("tab-")
-
-    def refresh_side(self, force: bool = False) -> None:
-        """Redraw the visible tab if what it shows changed (hidden tabs wait until shown)."""
-        tab = self.active_tab()
-        if tab is None or self.decision is None:
-            return
-        if tab == "detail":
-            self._show_detail(self.query_one(MessageList).cursor, force)
-        elif tab == "why":
-            self._fill_why(force)
-        elif tab == "tune":
-            self._fill_tune(force)
-
-    def _fill_tune(self, force: bool = False) -> None:
-        decision = self.decision
-        if decision is None:
-            return
-        key = (self.settings, self.recorded_decision is not None)
-        if not force and self._side_keys.get("tune") == key:
-            return
-        self._side_keys["tune"] = key
-        verdicts = None
-        if self.recorded_decision is not None:
-            verdicts = (
-                verdict_word(self.recorded_decision, self.palette),
-                verdict_word(decision, self.palette),
-            )
-        self.query_one(SettingsPanel).show(self.settings, self.recorded, verdicts)
-
-    def _fill_why(self, force: bool = False) -> None:
-        decision = self.decision
-        if decision is None:
-            return
-        key = (self.settings, self.strategy.key, self.flips is not None)
-        if not force and self._side_keys.get("why") == key:
-            return
-        self._side_keys["why"] = key
-        panel = self.query_one(WhyPanel)
-        panel.show_recorded(
-            recorded_vs_ours(self.artifact, decision, self.palette),
-            timeline_renderable(self.artifact, self.palette),
-        )
-        head: list[Any] = [regions_text(decision, self.palette)]
-        if decision.summary:
-            head.append(Text(decision.summary, "dim"))
-        if not decision.exact_counting and decision.counting_note:
-            head.append(Text(f"⚠ {decision.counting_note}", self.palette("caution")))
-        panel.show_report(
-            Group(*head),
-            why_body(
-                [
-                    Text("Checks", "bold underline"),
-                    checks_table(decision.checks, self.palette),
-                    Text("Findings", "bold underline"),
-                    findings_table(decision.findings, self.palette),
-                ]
-            ),
-        )
-        panel.show_flips(self.flips)
-
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A tab came into view: draw it now."""
-        self.refresh_side()
-
-    def _show_detail(self, index: int, force: bool = False) -> None:
-        messages = self.current_messages()
-        decision = self.decision
-        if not 0 <= index < len(messages) or decision is None:
-            return
-        key = (index, self.settings, self.showing_after, self.strategy.key)
-        if not force and self._side_keys.get("detail") == key:
-            return
-        self._side_keys["detail"] = key
-        message = messages[index]
-        if self.showing_after:
-            region = self.query_one(MessageList).region_of(index)
-            place = Placement(region, after_role(message), AFTER_LABELS.get(region))
-            detail = message_detail(
-                message, index, None, place, self.links.get(index, ()), self.results, self.palette
-            )
-        else:
-            tokens = decision.message_tokens[index] if decision.message_tokens else None
-            place = Placement(
-                decision.region_of(index),
-                decision.message_notes.get(index, ""),
-                decision.message_labels.get(index) or decision.region_label(index),
-            )
-            detail = message_detail(
-                message, index, tokens, place, self.links.get(index, ()), self.results, self.palette
-            )
-        self.query_one(MessageDetailPane).show(detail)
-
     # --- workers -----------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="count", exit_on_error=False)
@@ -532,14 +483,27 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         """The smallest single changes that flip the decision of `settings`."""
         if key != self.strategy.key:
             return
-        flips = list(self.strategy.flips(self._prepared(self.strategy), settings))
-        self.post_message(self.FlipsFound(key, settings, flips))
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        flips: list[Flip] = []
+        for flip in self.strategy.flips(self._prepared(self.strategy), settings):
+            if worker.is_cancelled or settings != self.settings:
+                return  # stale: the settings moved on
+            flips.append(flip)
+        found = len(flips)
+        if self.snapshot is not None:
+            flips = holding_flips(flips, self.snapshot, key, self.counters)
+        if not worker.is_cancelled:
+            self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 
     def on_context_screen_flips_found(self, message: FlipsFound) -> None:
         """Keep the flips if they are still for the current settings; draw them if visible."""
         if message.key != self.strategy.key or message.settings != self.settings:
             return
         self.flips = message.flips
+        self.flips_dropped = message.dropped
+        self._side_keys.pop("why", None)
         self.refresh_side()
         if bool(self.flips) != self._footer_has_flips:
             # The footer recomposes on refresh; do it only when the Flip key changes state.
@@ -558,6 +522,22 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         self._show_detail(message.index)
         self.action_show_tab("detail")
 
+    def on_context_bar_panel_segment_clicked(self, message: ContextBarPanel.SegmentClicked) -> None:
+        """A bar segment was clicked: go to the first message of that region."""
+        decision = self.decision
+        if decision is None or self.showing_after:
+            return
+        starts = [r.start for r in decision.regions if r.name == message.region and r.size]
+        if starts:
+            self.query_one(MessageList).move_to(min(starts))
+            self.notify(
+                f"#{min(starts)}: start of the {decision.region_label(min(starts))}", timeout=2
+            )
+        else:
+            self.notify(
+                f"{message.region}: the system messages and tools (not in the list)", timeout=2
+            )
+
     def on_why_panel_flip_chosen(self, message: WhyPanel.FlipChosen) -> None:
         """A flip button was pressed."""
         self.action_apply_flip(message.number + 1)
@@ -573,7 +553,7 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer only what applies to this artifact (palette and footer follow)."""
-        if self.snapshot is None and action not in ("back", "show_tab", "copy_why", "help"):
+        if self.snapshot is None and action not in NO_CONTEXT_ACTIONS:
             return False
         if action == "toggle_after":
             return self.artifact.after is not None
@@ -582,14 +562,24 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         if action in ("next_match", "previous_match"):
             return bool(self.matches) or None
         if action == "apply_flip":
-            number = int(parameters[0]) if parameters else 1  # type: ignore[call-overload]
-            return self.flips is not None and number <= len(self.flips) or None
+            return self._flip_allowed(parameters)
+        if action in ("scroll_side", "focus_side"):
+            return self.active_tab() is not None or None
         if action == "sweep":
             return bool(self.strategy.sweep_params()) or None
         return True
 
     def action_back(self) -> None:
-        """Close the search box, or go back to the browser."""
+        """Leave an input (focus back on the list), close the search box, or go back."""
+        focused = self.focused
+        message_list = self.query_one(MessageList)
+        if focused is not None and focused is not message_list and focused.id != "search":
+            if message_list.display:  # an input or a tab had the focus: back to the list
+                message_list.focus()
+                return
+            if isinstance(focused, Input | Select):
+                self.set_focus(None)
+                return
         bar = self.query_one("#search-bar")
         if bar.display:
             bar.display = False
@@ -597,9 +587,22 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
             return
         self.app.pop_screen()
 
+    def _flip_allowed(self, parameters: tuple[object, ...]) -> bool | None:
+        """`f` applies the first flip anywhere but in an input; digits only from the Why tab."""
+        number = int(parameters[0]) if parameters else 1  # type: ignore[call-overload]
+        if self.flips is None or number > len(self.flips):
+            return None
+        if isinstance(self.focused, Input | Select):
+            return False
+        return self.active_tab() == "why" or number == 1
+
     def action_show_tab(self, name: str) -> None:
-        """Switch the side panel to Detail, Why or Tune."""
-        self.query_one("#side", TabbedContent).active = f"tab-{name}"
+        """Switch the side panel to Detail, Why or Tune (its key again: focus the tab)."""
+        side = self.query_one("#side", TabbedContent)
+        if side.active == f"tab-{name}" and side.display:
+            self.action_focus_side()
+            return
+        side.active = f"tab-{name}"
         self.query_one("#side").display = True
         if not self.query_one(MessageList).display:
             self.set_class(True, "-side-only")
@@ -627,67 +630,3 @@ class ContextScreen(ContextNavigation, TuningActions, InspectorScreen[None]):
         message_list.set_matches([])
         message_list.move_to(0)
         self._redraw()
-
-    def action_sweep(self) -> None:
-        """Open the sweep view of the current strategy and settings."""
-        if self.snapshot is None or self.decision is None:
-            return
-        from inspector.tui.screens.sweep import SweepScreen
-
-        def chosen(settings: Settings | None) -> None:
-            if settings is not None:
-                self.apply_settings(settings)
-
-        screen = SweepScreen(self.strategy, self._prepared(self.strategy), self.settings)
-        self.app.push_screen(screen, chosen)
-
-    def action_compare_strategies(self) -> None:
-        """Open the strategies view: this context under each compressor, side by side."""
-        if self.snapshot is None:
-            return
-        from inspector.core.compare import CompareEntry, default_names
-        from inspector.tui.screens.compare_screen import CompareScreen
-
-        entries = [CompareEntry(self.strategy, self.settings)] + [
-            CompareEntry(other, self._carried_settings(other))
-            for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
-        ]
-        mode = getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode)
-        self.app.push_screen(CompareScreen(self.artifact, entries, self.counters, mode))
-
-    def action_rerun(self) -> None:
-        """Open the re-run form for this context and the current settings."""
-        strategy = rerun_strategy(self.strategy)
-        if self.snapshot is None or strategy is None:
-            return
-        from inspector.tui.screens.rerun_screen import open_rerun
-
-        artifact = self.artifact
-        release = getattr(self.settings, "openjiuwen_version", None)
-        if isinstance(release, str):
-            # the re-run follows the release the Tune panel shows, like the decision does
-            snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
-            artifact = dataclasses.replace(artifact, snapshot=snapshot)
-        tuning = strategy.rerun_tuning(self.settings)
-        open_rerun(self.app, artifact, tuning, counters=self.counters)
-
-    def action_copy_message(self) -> None:
-        """Copy the selected message to the clipboard."""
-        messages = self.current_messages()
-        index = self.query_one(MessageList).cursor
-        if 0 <= index < len(messages):
-            self.app.copy_to_clipboard(message_plain_text(messages[index], index))
-            self.notify(f"message #{index} copied", timeout=2)
-
-    def action_copy_why(self) -> None:
-        """Copy the why report (plain text) to the clipboard."""
-        self.app.copy_to_clipboard(self.why_text())
-        self.notify("why report copied", timeout=2)
-
-    def why_text(self) -> str:
-        """The why report of the current settings as plain text."""
-        return render_to_text(why_report(self.artifact, self.decision, self.flips or ()))
-
-    def settings_fields(self) -> list[str]:
-        """Names of the current strategy's settings (for tests and the palette)."""
-        return [info.name for info in fields_of(self.strategy.settings_model)]

@@ -8,6 +8,8 @@ from typing import Any
 
 from rich.text import Text
 
+from inspector.core.artifact import Artifact, recorded_value
+from inspector.core.outcome import classify_outcome
 from inspector.core.strategy.base import Decision
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
@@ -37,6 +39,60 @@ def decision_verdict(
     if decision.summary:
         text.append(f"\n{decision.summary}", "dim")
     return text
+
+
+#: Outcome kind -> style name of the recorded badge.
+_RECORDED_BADGES = {"compressed": "good", "not compressed": "caution", "failed": "bad"}
+
+
+def source_headline(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Text | None:
+    """What the source itself recorded, to lead the verdict line (None for a bare context).
+
+    A silent end, a failure or a recorded outcome is the fact; our re-evaluation goes beside
+    it, labelled as such. Recorded token counts are named, so a total that differs from the
+    re-evaluated one is never unexplained.
+    """
+    if artifact.kind in ("snapshot", "messages", "llm_request"):
+        return None
+    outcome = classify_outcome(artifact)
+    if outcome.text == "no context" and outcome.recorded is None:
+        return None
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(" RECORDED ", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold reverse"))
+    text.append(f" {outcome.text}", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold"))
+    causes = [str(c) for c in artifact.recorded.get("silent_causes") or ()]
+    if causes:
+        text.append(f"  ({len(causes)} possible causes: Why tab)", "dim")
+    before = recorded_value(artifact.recorded, "tokens_before", "total_tokens_before")
+    after = recorded_value(artifact.recorded, "tokens_after", "total_tokens_after")
+    if isinstance(before, int) and not isinstance(before, bool):
+        text.append(f"  recorded tokens {before:,}", "dim")
+        if isinstance(after, int) and not isinstance(after, bool):
+            text.append(f"→{after:,}", "dim")
+    return text
+
+
+def total_note(artifact: Artifact, decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
+    """When the source recorded another "tokens before" than our total: say so, and why."""
+    before = recorded_value(artifact.recorded, "tokens_before", "total_tokens_before")
+    total = decision.total_tokens
+    if not isinstance(before, int) or isinstance(before, bool) or total in (None, before):
+        return Text()
+    return Text(
+        f"  (the source counted {before:,} before: its own count, at its moment)",
+        styles("caution"),
+    )
+
+
+def headline(source: Text | None, verdict: Text, styles: Palette = DEFAULT_PALETTE) -> Text:
+    """The verdict line: the source's own outcome first, our re-evaluation labelled beside it."""
+    if source is None:
+        return verdict
+    out = source.copy()
+    out.append("\n")
+    out.append("re-evaluated: ", styles("muted", "italic"))
+    out.append_text(verdict)
+    return out
 
 
 def verdict_word(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:

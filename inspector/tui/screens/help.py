@@ -22,6 +22,31 @@ from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 __all__ = ["KEY_NAMES", "HelpScreen", "bindings_table", "help_sections", "key_display"]
 
 
+#: Characters some terminals draw two cells wide (East Asian "ambiguous" width), spelled in
+#: ASCII so the help box keeps its right border in every terminal.
+NARROW = str.maketrans(
+    {
+        "−": "-",
+        "—": "-",
+        "–": "-",
+        "…": "...",
+        "→": "->",
+        "←": "<-",
+        "↑": "^",
+        "↓": "v",
+        "≥": ">=",
+        "≤": "<=",
+        "×": "x",
+        "•": "*",
+    }
+)
+
+
+def narrow(text: str | None) -> str:
+    """`text` with every ambiguous-width character spelled in ASCII."""
+    return (text or "").translate(NARROW)
+
+
 def bindings_table(
     title: str, bindings: list[BindingType], styles: Palette = DEFAULT_PALETTE
 ) -> Table:
@@ -45,7 +70,9 @@ def bindings_table(
         if keys in seen:
             continue
         seen.add(keys)
-        table.add_row(keys, binding.description or binding.action, binding.tooltip)
+        table.add_row(
+            narrow(keys), narrow(binding.description or binding.action), narrow(binding.tooltip)
+        )
     return table
 
 
@@ -95,7 +122,7 @@ class HelpScreen(ModalScreen[None]):
         """The tables, one per area, in the theme's palette."""
         styles = palette_of(self)
         parts: list[RenderableType] = [
-            Text("Context Inspector — keys", "bold"),
+            Text("Context Inspector - keys", "bold"),
             Text(
                 "Every command is also in the palette (ctrl+p); the footer shows the main ones.",
                 "dim",

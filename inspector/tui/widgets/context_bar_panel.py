@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widget import Widget
 
 from inspector.render.context_bar import BarParts, ContextBar
 from inspector.render.styles import Palette
-from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
+from inspector.tui.theme import THEME_COMPONENT_CLASSES, PaletteCache
 
 
 class ContextBarPanel(Widget):
@@ -23,12 +25,20 @@ class ContextBarPanel(Widget):
     ContextBarPanel { height: 3; padding: 0 1; }
     """
 
+    class SegmentClicked(Message):
+        """The user clicked the bar segment of region `region`."""
+
+        def __init__(self, region: str) -> None:
+            super().__init__()
+            self.region = region
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._tuned: BarParts | None = None
         self._recorded: BarParts | None = None
         self._note = ""
         self._labels: dict[str, str] | None = None
+        self._palette = PaletteCache(self)
 
     def show(
         self,
@@ -58,8 +68,13 @@ class ContextBarPanel(Widget):
 
     @property
     def palette(self) -> Palette:
-        """The theme's semantic styles as this panel draws them."""
-        return palette_of(self)
+        """The theme's semantic styles as this panel draws them (kept until the theme changes)."""
+        return self._palette.get()
+
+    def notify_style_update(self) -> None:
+        """Theme or CSS changed: forget the palette."""
+        super().notify_style_update()
+        self._palette.clear()
 
     def render(self) -> RenderableType:
         """The bar(s) at the widget's width."""
@@ -74,3 +89,21 @@ class ContextBarPanel(Widget):
             ContextBar(self._recorded, title="recorded", legend=True, styles=styles),
             ContextBar(self._tuned, title="tuned", legend=True, styles=styles),
         )
+
+    def region_at(self, x: int, y: int) -> str | None:
+        """The region drawn at content cell (x, y) of the tuned bar, if any."""
+        if self._tuned is None or self._recorded is not None:
+            return None
+        bar_row = 1 if self._note else 0
+        if y != bar_row:
+            return None
+        return ContextBar(self._tuned).region_at(x, self.content_region.width)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a segment: say which region (the screen jumps to its first message)."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        region = self.region_at(offset.x, offset.y)
+        if region is not None and region != "free":
+            self.post_message(self.SegmentClicked(region))

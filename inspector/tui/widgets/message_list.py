@@ -165,7 +165,7 @@ class MessageList(ScrollView, can_focus=True):
         if decision is not None:
             self._span = None
             self._changed = ()
-        self._cache.clear()
+        # no cache to drop: a line's key holds its region and label, so unchanged rows stay
         self.refresh()
 
     def set_changed(self, changed: Sequence[range]) -> None:

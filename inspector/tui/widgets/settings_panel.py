@@ -9,6 +9,7 @@ back (programmatic updates never echo). `use_model` rebuilds the controls for an
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from rich.table import Table
@@ -23,11 +24,33 @@ from inspector.core.strategy.fields import FieldInfo, fields_of
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 
+#: What an optional field's empty input means.
+UNSET = "unset"
 
-def parse_field(info: FieldInfo, text: str) -> Any:
-    """The typed value of an input, or None while the text is not a number yet."""
+
+class Unset:
+    """The value of an emptied optional field (posted as None)."""
+
+
+def optional_kind(model: type[Settings], name: str) -> str | None:
+    """'int' or 'text' for a field typed `int | None` / `str | None`, else None."""
+    hint = typing.get_type_hints(model).get(name)
+    args = typing.get_args(hint)
+    if type(None) not in args or len(args) != 2:
+        return None
+    inner = next(arg for arg in args if arg is not type(None))
+    return "int" if inner is int else "text" if inner is str else None
+
+
+def parse_field(info: FieldInfo, text: str, optional: str | None = None) -> Any:
+    """The typed value of an input, or None while the text is not a number yet.
+
+    An optional field (`optional` is its inner kind) reads an empty input as `Unset`.
+    """
+    if optional is not None and not text.strip():
+        return Unset
     try:
-        if info.kind == "int":
+        if info.kind == "int" or optional == "int":
             return int(text.replace(",", "").replace("_", ""))
         if info.kind == "float":
             return float(text)
@@ -37,7 +60,9 @@ def parse_field(info: FieldInfo, text: str) -> Any:
 
 
 def input_text(value: Any) -> str:
-    """A value as typed in an input: full precision, no thousands separators."""
+    """A value as typed in an input: full precision, no thousands separators (None: empty)."""
+    if value is None:
+        return ""
     return format(value, "g") if isinstance(value, float) else str(value)
 
 
@@ -76,7 +101,9 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.model = model
         self.fields = {info.name: info for info in fields_of(model)}
+        self.optional = {name: optional_kind(model, name) for name in self.fields}
         self._shown: dict[str, Any] = {}
+        self._problem = ""
 
     def compose(self) -> ComposeResult:
         """One row per field, the problem line and the field descriptions."""
@@ -92,14 +119,21 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                         compact=True,
                     )
                 else:
+                    optional = self.optional.get(info.name)
                     kind = (
                         "integer"
-                        if info.kind == "int"
+                        if info.kind == "int" or optional == "int"
                         else "number"
                         if info.kind == "float"
                         else "text"
                     )
-                    yield Input(id=f"field-{info.name}", type=kind, compact=True)  # type: ignore[arg-type]
+                    yield Input(
+                        id=f"field-{info.name}",
+                        type=kind,  # type: ignore[arg-type]
+                        compact=True,
+                        placeholder=f"{UNSET} (empty)" if optional else "",
+                        tooltip=f"empty: {UNSET} (None)" if optional else None,
+                    )
         yield Static("", id="settings-problem")
         with Horizontal(id="settings-buttons"):
             yield Button("Reset to recorded (r)", id="settings-reset", compact=True)
@@ -117,6 +151,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         if model is not self.model:
             self.model = model
             self.fields = {info.name: info for info in fields_of(model)}
+            self.optional = {name: optional_kind(model, name) for name in self.fields}
             self._shown = {}
             await self.recompose()
 
@@ -143,14 +178,19 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                         select.value = value
                 else:
                     box = self.query_one(f"#field-{name}", Input)
-                    if parse_field(info, box.value) != value:
+                    shown = parse_field(info, box.value, self.optional.get(name))
+                    if (None if shown is Unset else shown) != value or (
+                        value is None and box.value.strip()
+                    ):
                         box.value = input_text(value)
                 changed = recorded is not None and getattr(recorded, name, value) != value
                 self.query_one(f"#row-{name}").set_class(changed, "-changed")
 
     def show_problem(self, text: str) -> None:
-        """A validation message under the controls (empty clears it)."""
-        self.query_one("#settings-problem", Static).update(text)
+        """A validation message under the controls (empty clears it; unchanged: no redraw)."""
+        if text != self._problem:
+            self._problem = text
+            self.query_one("#settings-problem", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """A value typed: post it when it parses (the screen validates the range)."""
@@ -159,11 +199,11 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         info = self.fields.get(name)
         if info is None:
             return
-        value = parse_field(info, event.value)
+        value = parse_field(info, event.value, self.optional.get(name))
         if value is None:
             self.show_problem(f"{name}: type a number" if event.value.strip() else "")
             return
-        self._post(name, value)
+        self._post(name, None if value is Unset else value)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         """A choice made."""
@@ -188,6 +228,8 @@ class SettingsPanel(VerticalScroll, can_focus=False):
 
 def show_value(value: Any) -> str:
     """A setting as shown in the table."""
+    if value is None:
+        return UNSET
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, float):

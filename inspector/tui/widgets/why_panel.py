@@ -5,9 +5,10 @@ Attributes down (`show_*`), messages up: `WhyPanel.FlipChosen` when a flip butto
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,7 +24,7 @@ MAX_FLIP_BUTTONS = 9
 
 
 def flip_label(number: int, flip: Flip) -> str:
-    """Button text: key number, change and the verdict it gives."""
+    """Button text: key number, the verdict it gives, then the change."""
     value = (
         format_value(flip.value)
         if isinstance(flip.value, int | float) and not isinstance(flip.value, bool)
@@ -35,10 +36,11 @@ def flip_label(number: int, flip: Flip) -> str:
         else str(flip.current)
     )
     decision = flip.decision
+    # the outcome first: a narrow panel cuts the end of the label, never what the flip does
     then = decision.verdict.lower() if decision.hit else f"stops ({decision.reason})"
     if not isinstance(flip.value, int | float) or isinstance(flip.value, bool):
-        return f"{number}  {flip.param} → {value}: {then}"
-    return f"{number}  {flip.param} {current}→{value}: {then}"
+        return f"{number} {then}: {flip.param} → {value}"
+    return f"{number} {then}: {flip.param} {current}→{value}"
 
 
 class FlipButton(Button):
@@ -54,11 +56,16 @@ class WhyPanel(VerticalScroll):
 
     _recorded_rows = -1
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        #: Plain text last drawn into each static (an unchanged part is not drawn again).
+        self._texts: dict[str, str] = {}
+
     DEFAULT_CSS = """
     WhyPanel { padding: 0 1; }
     WhyPanel .why-heading { text-style: bold underline; margin-top: 1; }
     WhyPanel #why-flips { height: auto; margin-bottom: 1; }
-    WhyPanel #why-flips Button { width: 100%; height: 1; border: none; min-width: 10; margin: 0; text-align: left; content-align: left middle; }
+    WhyPanel #why-flips Button { width: 100%; height: auto; text-wrap: wrap; border: none; min-width: 10; margin: 0; text-align: left; content-align: left middle; }
     """
 
     class FlipChosen(TextualMessage):
@@ -84,8 +91,11 @@ class WhyPanel(VerticalScroll):
 
     def show_report(self, verdict: RenderableType, body: RenderableType) -> None:
         """Verdict line(s) and the checks/findings body."""
-        self.query_one("#why-verdict", Static).update(verdict)
-        self.query_one("#why-body", Static).update(body)
+        for name, part in (("why-verdict", verdict), ("why-body", body)):
+            text = plain_of(part)
+            if self._texts.get(name) != text:
+                self._texts[name] = text
+                self.query_one(f"#{name}", Static).update(part)
 
     def show_recorded(
         self, recorded: RenderableType, timeline: RenderableType | None = None
@@ -95,10 +105,17 @@ class WhyPanel(VerticalScroll):
         self.query_one("#why-recorded", Static).update(recorded, layout=rows != self._recorded_rows)
         self._recorded_rows = rows
         if timeline is not None:
-            self.query_one("#why-timeline", Static).update(timeline)
+            text = plain_of(timeline)
+            if self._texts.get("why-timeline") != text:
+                self._texts["why-timeline"] = text
+                self.query_one("#why-timeline", Static).update(timeline)
 
     def show_flips(
-        self, flips: Sequence[Flip] | None, available: bool = True, unavailable: str = ""
+        self,
+        flips: Sequence[Flip] | None,
+        available: bool = True,
+        unavailable: str = "",
+        dropped: int = 0,
     ) -> None:
         """One button per flip (None: still computing; not `available`: no context, no section).
 
@@ -113,13 +130,20 @@ class WhyPanel(VerticalScroll):
         if not available:
             return
         wanted = list(flips[:MAX_FLIP_BUTTONS]) if flips and not unavailable else []
-        if unavailable:
-            note.update(Text(unavailable, "dim"))
-        elif flips is None:
-            note.update(Text("computing…", "dim"))
-        elif not flips:
-            note.update(Text("no single change flips the verdict", "dim"))
-        note.display = not wanted
+        said = (
+            unavailable
+            or ("computing…" if flips is None else "")
+            or ("" if flips else "no single change flips the verdict")
+        )
+        if dropped and flips is not None:
+            said = (said + "; " if said else "") + (
+                f"{dropped} change{'s' if dropped != 1 else ''} would trigger a compression that"
+                " openJiuwen drops for no benefit (the new context would not be smaller)"
+            )
+        if said and self._texts.get("why-flips-note") != said:
+            self._texts["why-flips-note"] = said
+            note.update(Text(said, "dim"), layout=False)
+        note.display = not wanted or bool(dropped)
         buttons = list(box.query(FlipButton))
         for number, flip in enumerate(wanted):
             label = flip_label(number + 1, flip)
@@ -137,6 +161,15 @@ class WhyPanel(VerticalScroll):
         if isinstance(event.button, FlipButton):
             event.stop()
             self.post_message(self.FlipChosen(event.button.number))
+
+
+def plain_of(renderable: RenderableType) -> str:
+    """The plain text of a renderable at a fixed width (what tells two drawings apart)."""
+    if isinstance(renderable, Text):
+        return renderable.plain
+    console = Console(width=120, record=True, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text(styles=True)
 
 
 def why_body(parts: Sequence[RenderableType]) -> Group:

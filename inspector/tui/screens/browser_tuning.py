@@ -1,0 +1,72 @@
+"""The browser's "apply this tuning to every row": new starting values for every context,
+and every row evaluated again under them, off the UI thread.
+
+A mixin of BrowserScreen (which owns `rows`, `overrides`, `counters` and `_refresh_table`);
+rows are rebuilt with `tui.rows.artifact_row`, the same function the load uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+from textual.message import Message as TextualMessage
+from textual.worker import get_current_worker
+
+from inspector.core.tokens import TokenCounter
+from inspector.tui.rows import BrowserRow, artifact_row
+
+
+class BrowserTuning:
+    """Re-evaluate every row under new tuning overrides."""
+
+    rows: list[BrowserRow]
+    overrides: dict[str, Any]
+    counters: dict[str, TokenCounter]
+
+    class Reevaluated(TextualMessage):
+        """Every row evaluated again under `overrides` (rows by key)."""
+
+        def __init__(self, overrides: dict[str, Any], rows: dict[int, BrowserRow]) -> None:
+            super().__init__()
+            self.overrides = overrides
+            self.rows = rows
+
+    if TYPE_CHECKING:  # provided by the screen; declared for type checkers
+
+        def post_message(self, message: TextualMessage) -> bool: ...
+
+        def notify(self, message: str, **kwargs: Any) -> None: ...
+
+        def _refresh_table(self) -> None: ...
+
+    def apply_tuning(self, overrides: Mapping[str, Any]) -> None:
+        """Start every context from `overrides` and evaluate every row again (in a worker)."""
+        wanted = {**self.overrides, **overrides}
+        self.notify(f"re-evaluating {len(self.rows)} rows under the new tuning …", timeout=2)
+        self.reevaluate(wanted, list(self.rows))
+
+    @work(thread=True, exclusive=True, group="reevaluate", exit_on_error=False)
+    def reevaluate(self, overrides: dict[str, Any], rows: list[BrowserRow]) -> None:
+        """Rows built again with `overrides` (cancelled when another tuning is applied)."""
+        worker = get_current_worker()
+        done: dict[int, BrowserRow] = {}
+        for row in rows:
+            if worker.is_cancelled:
+                return
+            if row.artifact is None:
+                continue
+            try:
+                done[row.key] = artifact_row(row.key, row.artifact, overrides, self.counters)
+            except Exception:  # noqa: BLE001 - a row that cannot be evaluated keeps its old cells
+                continue
+        self.post_message(self.Reevaluated(overrides, done))
+
+    def on_browser_tuning_reevaluated(self, message: Reevaluated) -> None:
+        """Swap the rows in and redraw the table."""
+        self.overrides.clear()
+        self.overrides.update(message.overrides)
+        self.rows[:] = [message.rows.get(row.key, row) for row in self.rows]
+        self._refresh_table()
+        self.notify(f"{len(message.rows)} rows re-evaluated under the applied tuning", timeout=3)

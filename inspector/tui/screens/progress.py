@@ -1,0 +1,177 @@
+"""Progress for long work started from the context view: a modal with a bar, the step in
+hand and Esc to cancel; and the strategies view (`C`) computed in steps behind it.
+
+The modal shows only when the work takes longer than `SHOW_AFTER` seconds. The strategies
+comparison runs one processor per step (`compare_screen.comparison_for` on each, outcomes
+joined), so the bar moves and a cancel takes effect between steps; the result opens the
+lead's `CompareScreen` with the comparison already made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message as TextualMessage
+from textual.screen import ModalScreen
+from textual.widgets import ProgressBar, Static
+from textual.worker import Worker, get_current_worker
+
+from inspector.core.artifact import Artifact
+from inspector.core.compare import CompareEntry, Comparison
+from inspector.core.tokens import TokenCounter
+from inspector.tui.screens.compare_screen import CompareScreen, comparison_for
+
+#: Seconds of work before the progress modal appears.
+SHOW_AFTER = 0.5
+
+
+class ProgressScreen(ModalScreen[bool]):
+    """A title, a bar of `total` steps, the current step and elapsed time; Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    ProgressScreen { align: center middle; }
+    ProgressScreen #progress-box { width: 60; max-width: 95%; height: auto; border: round $accent; background: $surface; padding: 0 1; }
+    ProgressScreen #progress-bar { width: 100%; }
+    """
+
+    def __init__(self, title: str, total: int) -> None:
+        super().__init__()
+        self.title_text = title
+        self.total = total
+        self.started = time.monotonic()
+        self.cancelled = False
+
+    def compose(self) -> ComposeResult:
+        """Title, bar, step line."""
+        with Vertical(id="progress-box"):
+            yield Static(Text(self.title_text, "bold"), id="progress-title")
+            yield ProgressBar(total=self.total, show_eta=False, id="progress-bar")
+            yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step")
+
+    def step(self, done: int, what: str) -> None:
+        """`done` steps finished; `what` is the one now running."""
+        self.query_one(ProgressBar).update(progress=done)
+        seconds = time.monotonic() - self.started
+        self.query_one("#progress-step", Static).update(
+            Text(f"{done}/{self.total}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim")
+        )
+
+    def action_cancel(self) -> None:
+        """Stop waiting: the work is cancelled between its steps."""
+        self.cancelled = True
+        self.dismiss(False)
+
+
+class PrecomputedCompareScreen(CompareScreen):
+    """The strategies view opened on a comparison made behind a progress modal."""
+
+    def __init__(
+        self,
+        comparison: Comparison,
+        artifact: Artifact,
+        entries: Sequence[CompareEntry],
+        counters: dict[str, TokenCounter],
+        mode: str,
+    ) -> None:
+        super().__init__(artifact, entries, counters, mode)
+        self._given = comparison
+
+    def compute(self) -> Any:  # type: ignore[override]
+        """Nothing to compute: the comparison is here already."""
+        self.post_message(self.Compared(self._given))
+
+
+class StepDone(TextualMessage):
+    """Step `done` of `total` finished; `what` runs next (empty when all are done)."""
+
+    def __init__(self, done: int, what: str, result: Any = None) -> None:
+        super().__init__()
+        self.done = done
+        self.what = what
+        self.result = result
+
+
+class StrategiesLauncher:
+    """Mixin of ContextScreen: `C` compares the strategies in steps, with progress."""
+
+    _progress: ProgressScreen | None = None
+    _compare_worker: Worker[Any] | None = None
+    _steps: int = 0
+    _compare_args: tuple[Artifact, Sequence[CompareEntry], str] | None = None
+
+    app: Any
+    counters: dict[str, TokenCounter]
+
+    if TYPE_CHECKING:  # provided by the screen; declared for type checkers
+
+        def set_timer(self, delay: float, callback: Any = None, *args: Any, **kw: Any) -> Any: ...
+
+        def post_message(self, message: TextualMessage) -> bool: ...
+
+    def launch_strategies(
+        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
+    ) -> None:
+        """Compare in a worker; show progress after `SHOW_AFTER` s; open the view when done.
+
+        `entries`: the columns; `mode`: the token counter the columns are counted with."""
+        self._compare_args = (artifact, tuple(entries), mode)
+        self._progress = None
+        self._steps = len(entries)
+        self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode)
+        worker = self._compare_worker
+        self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker))
+
+    def _show_progress(self, worker: Worker[Any]) -> None:
+        if worker is not self._compare_worker or worker.is_finished:
+            return
+        self._progress = ProgressScreen("comparing strategies", self._steps)
+
+        def closed(finished: bool | None) -> None:
+            if not finished and self._compare_worker is worker:
+                worker.cancel()
+                self._compare_worker = None
+
+        self.app.push_screen(self._progress, closed)
+
+    @work(thread=True, exclusive=True, group="strategies", exit_on_error=False)
+    def compare_in_steps(
+        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
+    ) -> None:
+        """One strategy per step; the joined comparison posted last."""
+        worker = get_current_worker()
+        parts: list[Comparison] = []
+        for index, entry in enumerate(entries):
+            self.post_message(StepDone(index, entry.strategy.key))
+            parts.append(comparison_for(artifact, (entry,), self.counters, mode))
+            if worker.is_cancelled:
+                return
+        joined = dataclasses.replace(
+            parts[0], outcomes=tuple(o for part in parts for o in part.outcomes)
+        )
+        self.post_message(StepDone(len(entries), "", joined))
+
+    def on_step_done(self, message: StepDone) -> None:
+        """Move the bar; at the end close it and open the strategies view."""
+        progress = self._progress
+        if message.result is None:
+            if progress is not None and progress.is_attached:
+                progress.step(message.done, message.what)
+            return
+        if self._compare_worker is None or self._compare_args is None:
+            return  # cancelled
+        self._compare_worker = None
+        if progress is not None and progress.is_attached and not progress.cancelled:
+            progress.dismiss(True)
+        artifact, entries, mode = self._compare_args
+        self.app.push_screen(
+            PrecomputedCompareScreen(message.result, artifact, entries, self.counters, mode)
+        )

@@ -1,0 +1,1 @@
+"""Tests with their own Makefile targets (a browser, a wheel build): not part of `make test`."""

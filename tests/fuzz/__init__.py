@@ -1,0 +1,1 @@
+"""The hardening fuzz suite: mutated real artifacts and odd filesystems driven through the CLI."""
