@@ -169,3 +169,20 @@ def test_compare_keeps_the_given_order_and_drops_duplicates(
     comparison = compare_strategies(snapshot, entries, counters, counter, CompareOptions())
     assert [o.strategy for o in comparison.outcomes] == ["hybrid", "current_round"]
     assert all(isinstance(m, Message) for o in comparison.outcomes for m in o.after)
+
+
+def test_every_column_is_counted_with_the_comparison_counter(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """The hybrid replay is recounted with the comparison's counter, whatever its own mode."""
+    case = standard_case("DialogueCompressor", hit=True)
+    snapshot = snapshot_from_dict(case)
+    entries = entries_for(snapshot, ["standard.dialogue", "hybrid"], {})
+    for mode in ("len_div_4", "tiktoken_cl100k"):
+        counter = counters[mode]
+        comparison = compare_strategies(snapshot, entries, counters, counter)
+        dialogue, hybrid = comparison.outcomes
+        assert comparison.tokens_before == counter.count_messages(snapshot.messages)
+        assert dialogue.tokens_before == hybrid.tokens_before == comparison.tokens_before
+        assert hybrid.native.stopped_at < 3  # no placeholder summary in the count
+        assert hybrid.tokens_after == counter.count_messages(list(hybrid.after))

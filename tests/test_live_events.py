@@ -214,10 +214,16 @@ def test_event_lines_read_well() -> None:
 
 
 def test_usage_gauge_marks_the_threshold() -> None:
+    from inspector.core.live_tracker import TriggerMark
+
+    # the user's own mark is ":", the agent's "|" (its config) and "¦" (seen in its frames)
     gauge = usage_gauge(50.0, 80.0, width=10).plain
-    assert gauge == "█████···|·"
-    assert usage_gauge(100.0, 80.0, width=10).plain == "████████|█"
+    assert gauge == "█████···:·"
+    assert usage_gauge(100.0, 80.0, width=10).plain == "████████:█"
     assert usage_gauge(None).plain.strip("·") == ""
+    marks = (TriggerMark("DialogueCompressor", 30.0, 3000, "config"),
+             TriggerMark("DialogueCompressor", 60.0, 6000, "frames", 2))  # fmt: skip
+    assert usage_gauge(50.0, None, width=10, marks=marks).plain == "███|█·¦···"
 
 
 def test_operation_detail_shows_everything_reported() -> None:

@@ -23,6 +23,7 @@ from inspector.core.compare import (
     CompareEntry,
     CompareOptions,
     artifact_afters,
+    column_mode,
     compare_strategies,
     default_names,
     entries_for,
@@ -282,8 +283,8 @@ def _compare_one(
     except ConfigError as error:
         raise UsageError(f"{artifact.source}: {error}") from None
     entries = _with_hybrid_flags(entries, hybrid_changes(args))
-    mode = getattr(selection.settings if selection else None, "token_mode", None)
-    counter = report.counters[mode or snapshot.tuning.token_mode]
+    settings = selection.settings if selection is not None else entries[0].settings
+    counter = report.counters[column_mode(settings, snapshot, report.counters)]
     afters = _recorded_afters(args, artifact, entries, counter)
     comparison = compare_strategies(
         snapshot,

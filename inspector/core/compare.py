@@ -265,6 +265,20 @@ def artifact_afters(artifact: Artifact, counter: TokenCounter) -> dict[str, Afte
     return {key: recorded_after(snapshot.messages, artifact.after, counter, llm_calls)}
 
 
+def column_mode(
+    settings: Settings, snapshot: ContextSnapshot, counters: Mapping[str, TokenCounter]
+) -> str:
+    """The token mode the columns are counted with: the current settings' own, else exact
+    cl100k when it is available, else the snapshot's."""
+    mode = getattr(settings, "token_mode", None)
+    if isinstance(mode, str) and mode in counters:
+        return mode
+    exact = counters.get("tiktoken_cl100k")
+    if exact is not None and exact.exact:
+        return "tiktoken_cl100k"
+    return snapshot.tuning.token_mode
+
+
 @dataclass(frozen=True, slots=True)
 class CompareOptions:
     """How each strategy is run in a comparison."""

@@ -325,15 +325,20 @@ class HybridStrategy:
     def after(
         self, prepared: Any, decision: Decision, counter: TokenCounter, summary_tokens: int
     ) -> After:
-        """The replayed pipeline's context; level 3's summary, when reached, priced at
-        `summary_tokens` (no LLM is called)."""
+        """The replayed pipeline's context, counted with `counter`; level 3's summary, when
+        reached, priced at `summary_tokens` (no LLM is called)."""
         assert isinstance(prepared, HybridPrepared)
         result = decision.native
         assert isinstance(result, HybridResult)
         settings = decision.settings
         assert isinstance(settings, HybridSettings)
-        if summary_tokens != result.config.placeholder_summary_tokens:
-            context = prepared.context(settings.token_mode)
+        mode = counter.mode if counter.mode in prepared.counters else settings.token_mode
+        if (
+            summary_tokens != result.config.placeholder_summary_tokens
+            or mode != settings.token_mode
+        ):
+            # counted with the comparison's counter, the summary at the comparison's price
+            context = prepared.context(mode)
             result = context.decide(result.config.with_(placeholder_summary_tokens=summary_tokens))
         return hybrid_after(result)
 

@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from inspector.core.artifact import Artifact
-from inspector.core.compare import CompareEntry, default_names
+from inspector.core.compare import CompareEntry, column_mode, default_names
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
@@ -81,7 +81,7 @@ class ContextLaunch(StrategiesLauncher):
             CompareEntry(other, self._carried_settings(other))
             for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
         ]
-        mode = getattr(self.settings, "token_mode", self.snapshot.tuning.token_mode)
+        mode = column_mode(self.settings, self.snapshot, self.counters)
         self.launch_strategies(self.artifact, entries, mode)
 
     def action_rerun(self) -> None:

@@ -19,6 +19,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.message import Message as TextualMessage
 from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
@@ -49,6 +50,7 @@ class ProgressScreen(ModalScreen[bool]):
         self.total = total
         self.started = time.monotonic()
         self.cancelled = False
+        self._latest: tuple[int, str] | None = None
 
     def compose(self) -> ComposeResult:
         """Title, bar, step line."""
@@ -58,12 +60,27 @@ class ProgressScreen(ModalScreen[bool]):
             yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step")
 
     def step(self, done: int, what: str) -> None:
-        """`done` steps finished; `what` is the one now running."""
-        self.query_one(ProgressBar).update(progress=done)
+        """`done` steps finished; `what` is the one now running (drawn once composed: a step
+        may arrive between the push and the first compose)."""
+        self._latest = (done, what)
+        self._draw()
+
+    def on_mount(self) -> None:
+        """Draw the latest step that arrived before the screen was composed."""
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._latest is None:
+            return
+        try:
+            bar = self.query_one(ProgressBar)
+            line = self.query_one("#progress-step", Static)
+        except NoMatches:
+            return  # not composed yet: on_mount draws it
+        done, what = self._latest
+        bar.update(progress=done)
         seconds = time.monotonic() - self.started
-        self.query_one("#progress-step", Static).update(
-            Text(f"{done}/{self.total}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim")
-        )
+        line.update(Text(f"{done}/{self.total}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim"))
 
     def action_cancel(self) -> None:
         """Stop waiting: the work is cancelled between its steps."""
