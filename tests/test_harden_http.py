@@ -132,24 +132,33 @@ def test_an_echoing_server_never_shows_the_key_or_headers(tmp_path: Path) -> Non
         _no_secret(path.read_bytes())
 
 
-def test_compare_with_an_echoing_server_shows_no_key(tmp_path: Path) -> None:
+@pytest.mark.parametrize("json_out", [True, False])
+def test_compare_with_an_echoing_server_shows_no_key(json_out: bool) -> None:
+    source = REFERENCE / "k_long_coding_session" / "input.json"
     with HostileServer(echo("500 Internal Server Error")) as server:
         run = run_cli(
             [
                 "compare",
-                str(A_DUMP),
+                str(source),
                 "--processors",
-                "current_round,hybrid",
+                "hybrid",
+                "--context-max",
+                "1900",
+                "--preserve-recent-turns",
+                "3",
                 "--base-url",
                 server.base_url,
                 "--model",
                 "m",
                 "--api-key-env",
                 "HARDEN_KEY",
-                "--json",
+                *(["--json"] if json_out else []),
             ]
         )
+        assert server.requests and KEY.encode() in server.requests[0]  # it was sent, and echoed
     assert run.crash is None and not run.hung
+    if json_out:
+        assert "level3_error" in run.stdout.decode()
     _no_secret(run.stdout, run.stderr)
 
 

@@ -91,13 +91,15 @@ COMMANDS = (
     ["compare", "--processors", "current_round,hybrid"],
     ["watch", "--once", "--json"],
     ["sweep", "--param", "trigger_ratio", "--json"],
+    ["report", "--format", "md"],
+    ["report", "--format", "html"],
 )
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_no_command_prints_a_planted_secret(tmp_path: Path, command: list[str]) -> None:
     folder = _planted_folder(tmp_path / "planted")
-    source = folder / "input.json" if command[0] == "sweep" else folder
+    source = folder / "input.json" if command[0] in ("sweep", "report") else folder
     run = run_cli([*command, str(source)], 120)
     assert run.crash is None and not run.hung, run.crash
     assert run.stdout, run.stderr

@@ -212,3 +212,15 @@ def test_id_filter_and_nothing_found(capsys: pytest.CaptureFixture[str]) -> None
     assert headings.count("##") == 5 and set(headings) == {"#", "##", "###"}
     code, out, err = run(capsys, "report", str(SAMPLE_SNAPSHOTS), "--id", "no-such-id")
     assert code == 1 and out == "" and "no context found" in err
+
+
+def test_copied_message_is_plain_text_without_image_data() -> None:
+    from inspector.core.messages import Message
+    from inspector.render.message_detail import message_plain_text
+
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 4000}}
+    message = Message.from_dict(
+        {"role": "user", "content": [{"type": "text", "text": "what is on screen?"}, image]}
+    )
+    text = message_plain_text(message, 3)
+    assert text == "#3 user\nwhat is on screen?\n[image]"

@@ -220,10 +220,10 @@ def test_browser_row_and_outcome(debug_folder: Path, counters: dict[str, TokenCo
     found = _load(debug_folder)
     call = next(a for a in found if a.kind == "llm_request" and a.recorded["sequence"] == 1)
     row = artifact_row(0, call, {}, counters)
-    assert row.evaluation is not None
-    expected = "would compress" if row.evaluation.hit else f"no: {row.evaluation.reason}"
+    assert row.decision is not None
+    expected = "would compress" if row.decision.hit else f"no: {row.decision.reason}"
     assert row.outcome == f"call 1: {expected}"
-    assert row.outcome_kind == ("compressed" if row.evaluation.hit else "not compressed")
+    assert row.outcome_kind == ("compressed" if row.decision.hit else "not compressed")
     assert row.processor != "llm_request" and row.session == SESSION
     # without an evaluation (stats) the classifier still names the call, never "unknown"
     assert classify_outcome(call).text == "call 1: sent, not evaluated"

@@ -166,3 +166,19 @@ def test_family_and_processor_flags_select_a_standard_processor(
     assert row["hit"] is True and row["settings"]["tokens_threshold"] == 1
     assert row["openjiuwen_release"] == "0.1.16" and row["counter"] == "TiktokenCounter"
     assert {"last_user_idx", "merge_ranges", "tokens"} <= set(row["details"])
+
+
+def test_a_browser_row_of_a_standard_snapshot_uses_its_own_processor(
+    dialogue_case: tuple[Path, dict[str, Any]], counters: dict[str, TokenCounter]
+) -> None:
+    """The row shows the snapshot's standard processor and its decision, as `why` does."""
+    from inspector.sources.loader import load_paths
+    from inspector.tui.rows import artifact_row
+
+    path, case = dialogue_case
+    (artifact,) = list(load_paths([path]))
+    row = artifact_row(0, artifact, {}, counters)  # type: ignore[arg-type]
+    assert row.processor == "DialogueCompressor" and row.decision is not None
+    assert row.decision.family == "standard"
+    assert row.decision.hit is False and row.outcome == f"no: {row.decision.reason}"
+    assert row.decision.threshold == case["config"]["tokens_threshold"]

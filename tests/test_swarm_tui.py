@@ -50,6 +50,18 @@ def _frames(count: int) -> list[dict[str, Any]]:
     return frames
 
 
+async def test_o_without_operations_says_so(counters: dict[str, TokenCounter]) -> None:
+    app = create_app([], counters=counters)
+    async with app.run_test(size=(100, 30)) as pilot:
+        browser = next(s for s in app.screen_stack if isinstance(s, BrowserScreen))
+        said: list[str] = []
+        browser.notify = lambda message, **kw: said.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("O")
+        await pilot.pause()
+        assert not browser.query_one("#live-operations", OptionList).has_focus
+        assert any("no live operations yet" in line for line in said)
+
+
 async def test_operations_are_a_list_and_each_opens(counters: dict[str, TokenCounter]) -> None:
     gateway = await FakeGateway().astart()
     gateway.sessions_meta = [{"session_id": SID}]
@@ -67,9 +79,15 @@ async def test_operations_are_a_list_and_each_opens(counters: dict[str, TokenCou
             assert [op.operation_id for op in panel.operations][:2] == ["noop-3", "op-3"]
             listing = panel.query_one("#live-operations", OptionList)
             assert listing.option_count == 8
-            # the earliest compaction is still there, far below the two latest
-            listing.focus()
-            listing.highlighted = 7
+            # `O` reaches the list from the rows, as a user would; the earliest compaction is
+            # still there, far below the two latest
+            browser.query_one("#table").focus()
+            await pilot.press("O")
+            await pilot.pause()
+            assert listing.has_focus and listing.highlighted == 0
+            for _ in range(7):
+                await pilot.press("down")
+            assert listing.highlighted == 7
             await pilot.press("enter")
             await _until(pilot, lambda: isinstance(app.screen, OperationScreen))
             screen = app.screen

@@ -68,7 +68,7 @@ async def test_key_screens(counters: dict[str, TokenCounter]) -> None:
             "target_below_min",
             "threshold",
             "Smallest change",
-            "no benefit",  # its flips would compress, then be dropped by the benefit check
+            "no single change",  # its flips would compress, then be dropped for no benefit
         ):
             assert expected in why, expected
         await pilot.press("t")

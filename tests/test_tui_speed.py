@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Select, TabbedContent
+from textual.widgets import Input, ProgressBar, Select, TabbedContent
 
+from inspector.core.compare import default_names
 from inspector.core.outcome import classify_outcome
 from inspector.core.strategy import registry
 from inspector.core.tokens import TokenCounter
@@ -221,9 +222,9 @@ async def test_apply_to_every_row_re_evaluates_the_browser(
         browser = next(s for s in app.screen_stack if isinstance(s, BrowserScreen))
         assert browser.overrides["trigger_ratio"] == 0.05
         for row in browser.rows:
-            assert row.tuning is not None and row.tuning.trigger_ratio == 0.05
-            assert row.evaluation is not None
-            assert row.evaluation.hit or row.evaluation.reason != "below_threshold"
+            assert row.decision is not None
+            assert row.decision.settings.trigger_context_ratio == 0.05
+            assert row.decision.hit or row.decision.reason != "below_threshold"
 
 
 async def test_copy_the_tuning_as_the_processor_config(counters: dict[str, TokenCounter]) -> None:
@@ -239,9 +240,8 @@ async def test_copy_the_tuning_as_the_processor_config(counters: dict[str, Token
         assert "tool_boundary" not in document["config"]  # a what-if openJiuwen cannot set
         await pilot.press("x")
         assert app.clipboard == processor_config(screen.strategy.processor, screen.settings)
-        assert (
-            f"  trigger_context_ratio: {screen.settings.trigger_context_ratio:g}" in app.clipboard
-        )  # type: ignore[attr-defined]
+        ratio = getattr(screen.settings, "trigger_context_ratio")  # noqa: B009
+        assert f"  trigger_context_ratio: {ratio:g}" in app.clipboard
 
 
 # --- 5. keys, focus, palette, mouse ----------------------------------------------------
@@ -333,19 +333,23 @@ async def test_mouse_clicks_a_row_a_tab_a_bar_segment_and_a_flip(
         await pilot.click(MessageList, offset=(10, 3))
         await pilot.pause()
         assert rows.cursor == 3
-        await pilot.click("#side Tab#--content-tab-tab-detail")
+        side = screen.query_one("#side", TabbedContent)
+        await pilot.click(side.get_tab("tab-detail"))
         await pilot.pause()
         assert screen.query_one("#side", TabbedContent).active == "tab-detail"
-        await pilot.click("#side Tab#--content-tab-tab-why")
+        await pilot.click(side.get_tab("tab-why"))
         await settle(app, pilot)
         bar = screen.query_one(ContextBarPanel)
         assert screen.decision is not None
-        tail = next(r for r in screen.decision.regions if r.name == "tail" and r.size)
         bar_row = 1 if bar._note else 0
-        x = next(x for x in range(bar.content_region.width) if bar.region_at(x, bar_row) == "tail")
-        await pilot.click(ContextBarPanel, offset=(x + 1, bar_row))  # +1: the panel's padding
+        width = bar.content_region.width
+        drawn = {bar.region_at(x, bar_row): x for x in reversed(range(width))}
+        name = next(n for n in ("tail", "compress", "prefix") if n in drawn)
+        start = min(r.start for r in screen.decision.regions if r.name == name and r.size)
+        rows.move_to(rows.row_count // 2 if start == 0 else 0)
+        await pilot.click(ContextBarPanel, offset=(drawn[name] + 1, bar_row))  # +1: padding
         await pilot.pause()
-        assert rows.cursor == tail.start
+        assert rows.cursor == start
         expected = screen.flips[0].settings if screen.flips else None
         await pilot.click(FlipButton)
         await settle(app, pilot)
@@ -381,13 +385,15 @@ async def test_strategies_open_behind_a_progress_that_cancels(
         gate.clear()
         await pilot.press("C")
         await pilot.pause(0.3)
-        bar = app.screen.query_one("#progress-bar")
+        bar = app.screen.query_one("#progress-bar", ProgressBar)
         gate.set()
         await settle(app, pilot)
         assert bar.progress >= 1
         view = app.screen
         assert isinstance(view, CompareScreen) and view.comparison is not None
-        assert [o.strategy for o in view.comparison.outcomes] == list(progress.DEFAULT_STRATEGIES)
+        assert screen.snapshot is not None
+        expected = default_names(screen.snapshot, screen.strategy)
+        assert [o.strategy for o in view.comparison.outcomes] == expected
 
 
 # --- the Tune panel's optional numbers ---------------------------------------------------

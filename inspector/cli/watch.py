@@ -165,7 +165,7 @@ def _check(args: argparse.Namespace) -> None:
 def _request(source: str, args: argparse.Namespace) -> ConnectRequest:
     """The checked live request for a gateway or trajectory URL; UsageError saying why not."""
     try:
-        request = build_request(source, args.session or "", args.trajectory or "", args.subject)
+        request = build_request(source, args.session or "", _trajectory(source, args), args.subject)
     except ConnectError as error:
         if error.field != "session":
             raise UsageError(f"inspector watch: {error}") from None
@@ -182,6 +182,18 @@ def _request(source: str, args: argparse.Namespace) -> ConnectRequest:
         idle = max(interval, 1.5) if args.interval is None else interval
         request = dataclasses.replace(request, poll_interval=interval, idle_interval=idle)
     return request
+
+
+def _trajectory(source: str, args: argparse.Namespace) -> str:
+    """--trajectory; else `auto` when the agent's home is known (its files stand in for the
+    trajectory API that jiuwenswarm 0.2.3 lacks), else none (gateway events only)."""
+    if args.trajectory:
+        return str(args.trajectory)
+    if classify_source(source) != "gateway":
+        return ""
+    from inspector.sources.jiuwenswarm import home_for_gateway
+
+    return "auto" if home_for_gateway(source, args.home) is not None else ""
 
 
 def _build_streams(args: argparse.Namespace) -> list[_Stream]:

@@ -13,10 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from inspector.core.artifact import Artifact, recorded_value
-from inspector.core.engine import Evaluation
+
+
+class Judged(Protocol):
+    """What the outcome needs of an evaluation: any strategy's `Decision`, or the forked
+    engine's `Evaluation`."""
+
+    @property
+    def hit(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
 
 OutcomeKind = Literal["compressed", "not compressed", "failed"]
 #: The outcome kinds, in the order the browser cycles its filter through them ("error" is a load error).
@@ -60,7 +71,7 @@ def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object
     return Outcome("not compressed", f"no: {reason or word}", word, text_reason)
 
 
-def _model_call(artifact: Artifact, evaluation: Evaluation | None) -> Outcome:
+def _model_call(artifact: Artifact, evaluation: Judged | None) -> Outcome:
     """A model call's window: what the compressor would do with it, named by the call."""
     sequence = recorded_value(artifact.recorded, "sequence")
     call = f"call {sequence}" if isinstance(sequence, int) else "model call"
@@ -71,7 +82,7 @@ def _model_call(artifact: Artifact, evaluation: Evaluation | None) -> Outcome:
     return Outcome("not compressed", f"{call}: no: {evaluation.reason}", None, evaluation.reason)
 
 
-def classify_outcome(artifact: Artifact, evaluation: Evaluation | None = None) -> Outcome:
+def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Outcome:
     """The artifact's outcome: its own record first, else our evaluation of its context."""
     recorded = artifact.recorded
     word = recorded_value(recorded, "outcome", "final_outcome")

@@ -79,7 +79,7 @@ def state_badge(state: SourceState, styles: Palette = DEFAULT_PALETTE) -> Text:
     return Text.assemble((f"{mark} ", style), (state.text, style))
 
 
-#: Gauge characters: the agent's configured trigger, where frames showed it compress, the
+#: Gauge characters: the agent's configured trigger (┃), where frames showed it compress (¦), the
 #: user's own --trigger-ratio.
 MARK_CHARS = {"config": "|", "frames": "¦", "user": ":"}
 

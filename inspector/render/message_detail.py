@@ -151,7 +151,14 @@ def message_plain_text(message: Message, index: int) -> str:
     if isinstance(message.content, str):
         lines.append(message.content)
     else:
-        lines.append(json.dumps(message.content, ensure_ascii=False, indent=2, default=str))
+        # text blocks as text, images as a mark (never their data URL), anything else as JSON
+        for block in message.content:
+            if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                lines.append(block["text"])
+            elif isinstance(block, Mapping) and block.get("type") in ("image_url", "image"):
+                lines.append("[image]")
+            else:
+                lines.append(json.dumps(block, ensure_ascii=False, default=str))
     for call in message.tool_calls:
         lines.append(f"tool call {call.name} ({call.id}): {call.arguments}")
     if message.tool_call_id:

@@ -1,6 +1,6 @@
 """A report (see `report_data.build_report`) as one self-contained HTML page.
 
-Inline CSS only: no script, no image, no link, no font and no address of any kind, and a
+Inline CSS only (`report.css`, the page's one place for colours): no script, no image, no link, no font and no address of any kind, and a
 Content-Security-Policy of `default-src 'none'` so a browser fetches nothing even if a loaded
 message holds markup (every text is escaped). Sections carry ids (`verdict`, `regions`,
 `checks`, `findings`, `flips`, `pins`, `recorded`, `messages`, `after`) for tests and links within
@@ -9,35 +9,22 @@ the page. Pure string building: must not import Textual, Rich, the sources, llm,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from html import escape
+from importlib import resources
 from typing import Any
 
 from inspector.render.report_data import details_lines, runs_text, scalar_items, shown
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'"
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1100px;
-color:#1d1f23;background:#fff;padding:0 16px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
-h3{font-size:15px;margin:18px 0 6px}
-code,.mono{font-family:ui-monospace,'SFMono-Regular',Menlo,Consolas,monospace;font-size:12.5px}
-table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #e1e3e8;padding:3px 8px;
-text-align:left;vertical-align:top} th{background:#f4f5f7} td.num{text-align:right;white-space:nowrap}
-.verdict{font-size:20px;font-weight:700;padding:8px 12px;border-radius:6px;display:inline-block}
-.hit{background:#e3f6e8;color:#0f6b2c} .miss{background:#fdecea;color:#a1261b}
-.note{background:#fff8e1;border-left:4px solid #f0b400;padding:6px 10px;margin:8px 0}
-.whatif{background:#eef3ff;border-left:4px solid #3b6ee8;padding:6px 10px;margin:8px 0}
-.region-prefix{color:#0b7285;font-weight:600} .region-compress{color:#a61e9a;font-weight:600}
-.region-tail{color:#2b8a3e;font-weight:600} .region-outside{color:#868e96}
-.region-offload{color:#b7791f;font-weight:600} .region-fold{color:#a61e9a}
-.region-summary{color:#a61e9a;font-weight:600} .pinned{background:#eef3ff}
-.status-pass{color:#2b8a3e} .status-fail{color:#c92a2a} .status-skip{color:#868e96}
-.severity-warning{color:#c25e00;font-weight:600} .severity-info{color:#495057}
-.dim{color:#6c727f} footer{margin-top:32px;color:#6c727f;font-size:12px}
-td.text{max-width:640px;overflow-wrap:anywhere}
-""".strip()
+
+@functools.cache
+def report_css() -> str:
+    """The page's stylesheet (`report.css` beside this module, shipped as package data)."""
+    return (resources.files("inspector.render") / "report.css").read_text(encoding="utf-8")
+
 
 _MARKS = {"pass": "✓", "fail": "✗", "skip": "·"}
 
@@ -259,7 +246,7 @@ def report_html(reports: Sequence[Mapping[str, Any]]) -> str:
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>Context Inspector: {escape(title)}</title><style>{_CSS}</style></head>"
+        f"<title>Context Inspector: {escape(title)}</title><style>{report_css()}</style></head>"
         f"<body>\n{body}\n<footer>Context Inspector {escape(str(version))}; values that look "
         "like secrets are masked (***).</footer></body></html>\n"
     )

@@ -62,6 +62,17 @@ _CHAT_KEYS = frozenset(
     {"tools", "tool_choice", "temperature", "top_p", "max_tokens", "stream", "system"}
 )
 _NOT_A_FORMAT = "expected a dump, debug log, snapshot or message list"
+#: Keys of openJiuwen's debug records: four of them without `event` is a broken record.
+_DEBUG_KEYS = frozenset(
+    {"processor", "session_id", "context_id", "phase", "total_tokens", "threshold", "hit"}
+    | {"reason", "context_max", "timestamp", "attempt", "retry"}
+)
+_DEBUG_NUMBERS = frozenset({"phase", "total_tokens", "threshold", "hit", "attempt"})
+#: Keys of our snapshot format besides `messages`.
+_SNAPSHOT_KEYS = frozenset(
+    {"processor", "processor_family", "openjiuwen_version", "token_mode", "config"}
+    | {"context_max", "tools", "scenario", "system_messages"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +203,8 @@ def near_miss(document: Any) -> str | None:
             return f"a list of {items} holding {kind}, which are never wrapped in a list"
         if any("role" in item for item in head):
             return "a list of messages in which some item has no string 'role'"
+        if head and len(head) == len(document[:20]) and all("content" in i for i in head):
+            return "a list of messages without their 'role'"
         return None
     if not isinstance(document, Mapping):
         return None
@@ -201,6 +214,10 @@ def near_miss(document: Any) -> str | None:
         return "a chat request without its 'messages' list"
     if "role" in document and not isinstance(document.get("role"), str):
         return "a message whose 'role' is not a string"
+    if _eventless_record(document):
+        return "a debug record without its 'event'"
+    if "messages" not in document and len(_SNAPSHOT_KEYS.intersection(document)) >= 3:
+        return "a snapshot without its 'messages' list"
     for key, value in list(document.items())[:20]:
         kind = _wrapped_kind([value])
         if kind is not None:
@@ -230,6 +247,12 @@ def _wrapped_kind(items: list[Any], depth: int = 0) -> str | None:
     return None
 
 
+def _eventless_record(document: Mapping[str, Any]) -> bool:
+    """Four or more debug-record keys, one of them a check's number, and no `event`."""
+    keys = _DEBUG_KEYS.intersection(document)
+    return "event" not in document and len(keys) >= 4 and not _DEBUG_NUMBERS.isdisjoint(keys)
+
+
 def _near_where(document: Any) -> str | None:
     """Where a near miss shows: the first wrapped item, or the key that is wrong."""
     if isinstance(document, list):
@@ -238,6 +261,8 @@ def _near_where(document: Any) -> str | None:
         for key in ("event", "role"):
             if key in document:
                 return f"key {key}"
+        if _eventless_record(document):
+            return None
         for key, value in list(document.items())[:20]:
             if isinstance(key, str) and _wrapped_kind([value]) is not None:
                 return f"key {key}"

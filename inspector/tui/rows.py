@@ -13,16 +13,19 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult, recorded_value
-from inspector.core.engine import ContextEngine, Evaluation
 from inspector.core.errors import InspectorError
 from inspector.core.outcome import OUTCOMES, classify_outcome
 from inspector.core.redact import escape_controls, shown_name
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.base import Decision
+from inspector.core.strategy.selection import Selection, select
 from inspector.core.tokens import TokenCounter
-from inspector.core.tuning import Tuning, apply_overrides
 from inspector.sources.entries import EntryRow, list_entries
+from inspector.sources.follow import FileFollower
 
 __all__ = [
     "OUTCOMES",
@@ -42,9 +45,9 @@ class BrowserRow:
     key: int
     artifact: Artifact | None
     error: LoadError | None
-    engine: ContextEngine | None = None
-    tuning: Tuning | None = None
-    evaluation: Evaluation | None = None
+    #: Our decision on the context (bare contexts only: dumps and debug records say what
+    #: happened themselves, so their counting waits until they are opened).
+    decision: Decision | None = None
     time: str = ""
     timestamp: float | None = None
     processor: str = ""
@@ -127,21 +130,14 @@ def artifact_row(
         row.timestamp = None
     row.time = _format_time(row.timestamp)
     row.session = shown_name(artifact.session_id or "")
+    row.processor = artifact.processor or ""
     if artifact.snapshot is not None:
-        try:
-            row.tuning = apply_overrides(artifact.snapshot.tuning, dict(overrides))
-        except InspectorError:
-            row.tuning = artifact.snapshot.tuning
+        selection = _selection(artifact.snapshot, overrides)
+        row.processor = selection.strategy.processor
         if artifact.kind in ("snapshot", "messages", "llm_request"):
-            # Only our evaluation can say what happens to a bare context; dumps and debug
-            # records say it themselves, so their counting waits until they are opened.
-            row.engine = ContextEngine(artifact.snapshot, counters)
-            row.evaluation = row.engine.evaluate(row.tuning)
-    row.processor = (
-        row.tuning.processor_class if row.tuning is not None else (artifact.processor or "")
-    )
-    if artifact.processor and row.tuning is None:
-        row.processor = artifact.processor
+            strategy = selection.strategy
+            prepared = strategy.prepare(artifact.snapshot, counters)
+            row.decision = strategy.decide(prepared, selection.settings)
     row.before = _int(
         recorded_value(
             recorded,
@@ -166,11 +162,20 @@ def artifact_row(
         row.retries = len(retries)
     else:
         row.retries = _int(retries)
-    outcome = classify_outcome(artifact, row.evaluation)
+    outcome = classify_outcome(artifact, row.decision)
     row.outcome, row.outcome_kind = outcome.text, outcome.kind
-    if row.before is None and row.evaluation is not None:
-        row.before = row.evaluation.total_tokens
+    if row.before is None and row.decision is not None:
+        row.before = row.decision.total_tokens
     return row
+
+
+def _selection(snapshot: ContextSnapshot, overrides: Mapping[str, Any]) -> Selection:
+    """The strategy and settings the row is shown with: the user's overrides on the recorded
+    ones, or the recorded ones alone when the overrides do not fit this context."""
+    try:
+        return select(snapshot, dict(overrides))
+    except InspectorError:
+        return select(snapshot, {})
 
 
 def pending_row(key: int, entry: EntryRow) -> BrowserRow:
@@ -240,3 +245,34 @@ def load_rest(
                 batch.add(row_for(batch.seen, item))
         except Exception as again:  # noqa: BLE001 - one bad file, one error row
             batch.add(error_row(batch.seen, crash_error(path, again)))
+
+
+def primed_follower(
+    sources: Sequence[str],
+    loader: Callable[[list[str]], Iterable[LoadResult]],
+    settle: float,
+) -> FileFollower | None:
+    """A follower of the file sources, primed now so it reports only later changes.
+
+    Runs in the load worker before the load reads anything: a file written during the
+    load is reported again and replaces its row by (source, id), never doubles it. Reads
+    through the screen's loader, so follow rows use the same counters as loaded ones.
+    """
+    if not sources:
+        return None
+
+    def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
+        return list(loader([str(path) for path in paths]))
+
+    follower = FileFollower(
+        list(sources),
+        settle=settle,
+        include_existing=False,
+        loader=load_group,
+        notify=True,  # OS notifications where available: an idle browser costs nothing
+    )
+    try:
+        follower.poll()
+    except OSError:
+        return None
+    return follower

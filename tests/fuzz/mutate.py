@@ -92,6 +92,27 @@ def missing_key(doc: Any, rng: random.Random) -> Any:
     return doc
 
 
+def missing_key_everywhere(doc: Any, rng: random.Random) -> Any:
+    """One key name (`role`, `event`, `messages`, ... or any found) removed from every object."""
+    doc = copy.deepcopy(doc)
+    names = sorted({p[-1] for p in leaf_paths(doc, limit=50) if p and isinstance(p[-1], str)})
+    if not names:
+        return doc
+    favourites = [
+        n for n in ("role", "event", "messages", "content", "processor_type") if n in names
+    ]
+    name = rng.choice(favourites if favourites and rng.random() < 0.6 else names)
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            item.pop(name, None)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return doc
+
+
 def deep_nesting(doc: Any, rng: random.Random) -> Any:
     """A value replaced by lists or objects nested deeper than any reader allows."""
     doc = copy.deepcopy(doc)
@@ -113,6 +134,7 @@ KINDS: dict[str, Callable[[Any, random.Random], Any]] = {
     "huge_int": huge_int,
     "wrapper": wrapper,
     "missing_key": missing_key,
+    "missing_key_everywhere": missing_key_everywhere,
     "deep_nesting": deep_nesting,
     "type_swap": type_swap,
 }
@@ -137,6 +159,8 @@ def mutate_file(path: Path, kind: str, rng: random.Random) -> bytes:
         pass
     lines = [line for line in text.splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]
+    if kind == "missing_key_everywhere":
+        return ("\n".join(_dumps(mutation(r, random.Random(0))) for r in records) + "\n").encode()
     index = rng.randrange(len(records))
     out = [_dumps(r) for r in records]
     out[index] = _dumps(mutation(records[index], rng))

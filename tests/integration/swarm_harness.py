@@ -204,7 +204,7 @@ class RunningSwarm:
         text = _set_yaml(text, "enable_openrouter_model_context_window_tokens", "false")
         config.write_text(text, encoding="utf-8")
 
-    def start(self, timeout: float = 180.0) -> None:
+    def start(self, timeout: float = 360.0) -> None:
         """Start `jiuwenswarm-app` and wait until the web gateway accepts."""
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(

@@ -40,15 +40,16 @@ from inspector.core.tokens import TokenCounter
 from inspector.sources.connect import ConnectRequest, classify_source
 from inspector.sources.follow import FileFollower
 from inspector.tui.rows import (
-    OUTCOMES,
     BrowserRow,
     RowBatch,
     artifact_row,
     error_row,
     load_rest,
     pending_row,
+    primed_follower,
 )
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.browser_filters import BrowserFilters
 from inspector.tui.screens.browser_table import (
     BROWSER_BINDINGS,
     COLUMNS,
@@ -72,7 +73,7 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(BrowserTuning, InspectorScreen[None]):
+class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS
@@ -160,9 +161,7 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         self._follower: FileFollower | None = None
         self._follow_timer: Timer | None = None
         self._follow_worker: Worker[None] | None = None
-        #: One file given alone opens straight into its context (once, after the first load).
         self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
-        self._loaded_once = False
 
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
@@ -231,7 +230,7 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         reached are then loaded one by one (`rows.load_rest`)."""
         worker = get_current_worker()
         started = time.monotonic()
-        follower = self._make_follower()
+        follower = primed_follower(self.sources, self.loader, FOLLOW_SETTLE)
         batch = RowBatch(
             lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen)), BATCH_SECONDS
         )
@@ -252,32 +251,6 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         if store is not None and hasattr(store, "flush"):
             store.flush()
         self.post_message(self.LoadFinished(batch.seen, time.monotonic() - started, follower))
-
-    def _make_follower(self) -> FileFollower | None:
-        """A follower of the file sources, primed now so it reports only later changes.
-
-        Runs in the load worker before the load reads anything: a file written during the
-        load is reported again and replaces its row by (source, id), never doubles it. Reads
-        through the screen's loader, so follow rows use the same counters as loaded ones.
-        """
-        if not self.sources:
-            return None
-
-        def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
-            return list(self.loader([str(path) for path in paths]))
-
-        follower = FileFollower(
-            self.sources,
-            settle=FOLLOW_SETTLE,
-            include_existing=False,
-            loader=load_group,
-            notify=True,  # OS notifications where available: an idle browser costs nothing
-        )
-        try:
-            follower.poll()
-        except OSError:
-            return None
-        return follower
 
     def _row_for(self, key: int, item: LoadResult) -> BrowserRow:
         """A row for one loaded item; an evaluation failure becomes an error row."""
@@ -341,19 +314,6 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         if message.follower is not None:
             self._start_following(message.follower)
         self._first_load_done()
-
-    def _first_load_done(self) -> None:
-        """After the first load: the newest row selected; a lone file's one context opened."""
-        if self._loaded_once:
-            return
-        self._loaded_once = True
-        table = self.query_one("#table", DataTable)
-        if self.shown:
-            table.move_cursor(row=0, animate=False)
-        openable = [row for row in self.rows if row.artifact is not None]
-        if self.open_single and len(openable) == 1 and len(self.rows) == 1:
-            table.move_cursor(row=self.shown.index(openable[0]), animate=False)
-            self.action_open_row()
 
     # --- live: following files and connections -----------------------------------------
 
@@ -548,6 +508,11 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
 
         self.app.push_screen(OperationScreen(message.operation, message.tracker))
 
+    def action_focus_operations(self) -> None:
+        """Focus the live operations list (Enter opens one; Tab goes back to the rows)."""
+        if not self.query_one("#live-panel", LivePanel).focus_operations():
+            self.notify("no live operations yet (connect with ctrl+o)", timeout=2)
+
     def action_connect(self) -> None:
         """Open the connect dialog; a chosen source starts showing live events."""
         self.app.push_screen(ConnectDialog(), self.start_connection)
@@ -666,44 +631,6 @@ class BrowserScreen(BrowserTuning, InspectorScreen[None]):
         from inspector.tui.screens.context import ContextScreen
 
         self.app.push_screen(ContextScreen(row, self.counters, self.overrides))
-
-    def action_focus_filter(self) -> None:
-        """Type to filter rows."""
-        self.query_one("#filter", Input).focus()
-
-    def action_clear_filter(self) -> None:
-        """Clear the text filter and go back to the table."""
-        box = self.query_one("#filter", Input)
-        box.value = ""
-        self.query_one("#table", DataTable).focus()
-
-    def _cycle(self, current: str | None, choices: Sequence[str]) -> str | None:
-        options: list[str | None] = [None, *choices]
-        index = options.index(current) if current in options else 0
-        return options[(index + 1) % len(options)]
-
-    def action_cycle_processor(self) -> None:
-        """Show only one processor (cycles through those found, then all)."""
-        found = sorted({row.processor for row in self.rows if row.processor})
-        self.processor_filter = self._cycle(self.processor_filter, found)
-        self._refresh_table()
-
-    def action_cycle_outcome(self) -> None:
-        """Show only one outcome: compressed, not compressed, failed, error, then all."""
-        self.outcome_filter = self._cycle(self.outcome_filter, OUTCOMES)
-        self._refresh_table()
-
-    def action_cycle_sort(self) -> None:
-        """Sort by the next column."""
-        keys = [key for key, _ in COLUMNS]
-        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
-        self.sort_reverse = False
-        self._refresh_table()
-
-    def action_reverse_sort(self) -> None:
-        """Reverse the sort order."""
-        self.sort_reverse = not self.sort_reverse
-        self._refresh_table()
 
     def action_reload(self) -> None:
         """Read the sources again."""

@@ -137,6 +137,13 @@ BROWSER_BINDINGS: list[BindingType] = [
     Binding("R", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort order"),
     Binding("ctrl+r", "reload", "Reload", show=False, tooltip="Read the sources again"),
     Binding(
+        "O",
+        "focus_operations",
+        "Operations",
+        show=False,
+        tooltip="Focus the live operations list: Enter opens an operation's detail",
+    ),
+    Binding(
         "ctrl+o",
         "connect",
         "Connect",

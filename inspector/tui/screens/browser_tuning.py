@@ -1,5 +1,6 @@
-"""The browser's "apply this tuning to every row": new starting values for every context,
-and every row evaluated again under them, off the UI thread.
+"""The browser's "apply this tuning to every row" (new starting values for every context,
+every row evaluated again under them, off the UI thread), and what follows its first load
+(the newest row selected; one file given alone opened straight into its context).
 
 A mixin of BrowserScreen (which owns `rows`, `overrides`, `counters` and `_refresh_table`);
 rows are rebuilt with `tui.rows.artifact_row`, the same function the load uses.
@@ -19,9 +20,13 @@ from inspector.tui.rows import BrowserRow, artifact_row
 
 
 class BrowserTuning:
-    """Re-evaluate every row under new tuning overrides."""
+    """Re-evaluate every row under new tuning overrides; select or open after the first load."""
 
     rows: list[BrowserRow]
+    shown: list[BrowserRow]
+    #: One file given alone opens straight into its context (once, after the first load).
+    open_single: bool
+    _loaded_once = False
     overrides: dict[str, Any]
     counters: dict[str, TokenCounter]
 
@@ -40,6 +45,23 @@ class BrowserTuning:
         def notify(self, message: str, **kwargs: Any) -> None: ...
 
         def _refresh_table(self) -> None: ...
+
+        def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
+
+        def action_open_row(self) -> None: ...
+
+    def _first_load_done(self) -> None:
+        """After the first load: the newest row selected; a lone file's one context opened."""
+        if self._loaded_once:
+            return
+        self._loaded_once = True
+        table = self.query_one("#table")
+        if self.shown:
+            table.move_cursor(row=0, animate=False)
+        openable = [row for row in self.rows if row.artifact is not None]
+        if self.open_single and len(openable) == 1 and len(self.rows) == 1:
+            table.move_cursor(row=self.shown.index(openable[0]), animate=False)
+            self.action_open_row()
 
     def apply_tuning(self, overrides: Mapping[str, Any]) -> None:
         """Start every context from `overrides` and evaluate every row again (in a worker)."""

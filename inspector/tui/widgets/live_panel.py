@@ -139,6 +139,16 @@ class LivePanel(Vertical):
         self.query_one("#live-head", Static).update(content if content is not None else "")
         self._list_operations(operation_rows(tracker), styles)
 
+    def focus_operations(self) -> bool:
+        """Give the operations list the focus; False when it has nothing to show."""
+        listing = self.query_one("#live-operations", OptionList)
+        if not self._operations:
+            return False
+        listing.focus()
+        if listing.highlighted is None:
+            listing.highlighted = 0
+        return True
+
     def _list_operations(self, operations: list[Operation], styles: Palette) -> None:
         """Refill the list, keeping the highlighted operation where it was."""
         listing = self.query_one("#live-operations", OptionList)
