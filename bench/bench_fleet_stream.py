@@ -95,19 +95,30 @@ def measure(argv: Sequence[str]) -> tuple[float, int, float]:
 
 def _pair(label: str, file: Path, argv: list[str], floor_mode: str) -> list[Result]:
     size = file.stat().st_size
-    floor, floor_rss = measure([PYTHON, "-c", _FLOOR, str(file), floor_mode])
-    seconds, rss = measure(argv)
+    floor, floor_rss, floor_cpu = measure([PYTHON, "-c", _FLOOR, str(file), floor_mode])
+    seconds, rss, cpu = measure(argv)
     mb = size / 1e6
+    note = "floor parses the file once, keeps nothing"
     return [
         Result(
             "stream",
-            f"{label}: time ({mb:.0f} MB)",
+            f"{label}: wall time ({mb:.0f} MB)",
             seconds,
             "s",
             "<= 1.5x floor",
             seconds <= 1.5 * floor,
             floor=floor,
-            note="floor parses the file once, keeps nothing",
+            note=note,
+        ),  # fmt: skip
+        Result(
+            "stream",
+            f"{label}: CPU time ({mb:.0f} MB)",
+            cpu,
+            "s",
+            "<= 1.5x floor",
+            cpu <= 1.5 * floor_cpu,
+            floor=floor_cpu,
+            note=note + "; user + system",
         ),  # fmt: skip
         Result(
             "stream",

@@ -22,6 +22,8 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `inspector` i
 from bench.common import Result, out_dir
 
 BENCHES = ("parity", "resplit", "bigdump", "folder", "tui")
+#: Issue 16's benchmarks (slower: run with --only fleet,stream; Spark with bench_fleet --spark).
+EXTRA_BENCHES = ("fleet", "stream")
 
 
 def _format_value(result: Result) -> str:
@@ -82,7 +84,15 @@ def print_table(results: Sequence[Result], markdown: bool = False) -> None:
 
 def run_benches(names: Sequence[str], quick: bool, out: Path, repeats: int | None) -> list[Result]:
     """Run the named benchmarks at default (or quick) sizes; progress goes to stderr."""
-    from bench import bench_bigdump, bench_folder, bench_parity, bench_resplit, bench_tui
+    from bench import (
+        bench_bigdump,
+        bench_fleet,
+        bench_fleet_stream,
+        bench_folder,
+        bench_parity,
+        bench_resplit,
+        bench_tui,
+    )
 
     reps = repeats if repeats is not None else (1 if quick else 5)
     plans: dict[str, Callable[[], list[Result]]] = {
@@ -108,6 +118,10 @@ def run_benches(names: Sequence[str], quick: bool, out: Path, repeats: int | Non
             browser=40 if quick else 5_000,
             rounds=1 if quick else 5,
         ),
+        "fleet": lambda: bench_fleet.run(out, files=100 if quick else 5_000),
+        "stream": lambda: bench_fleet_stream.run(
+            out, megabytes=1.0 if quick else 60.0, message_mb=1.0 if quick else 40.0
+        ),
     }
     results: list[Result] = []
     for name in names:
@@ -131,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick", action="store_true", help="tiny inputs: check that everything runs"
     )
     parser.add_argument(
-        "--only", default=",".join(BENCHES), help="comma-separated subset of " + ", ".join(BENCHES)
+        "--only",
+        default=",".join(BENCHES),
+        help="comma-separated subset of " + ", ".join(BENCHES + EXTRA_BENCHES),
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="folder for generated data (default bench/out)"
@@ -140,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
     names = [name.strip() for name in args.only.split(",") if name.strip()]
-    unknown = [name for name in names if name not in BENCHES]
+    unknown = [name for name in names if name not in BENCHES + EXTRA_BENCHES]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
     results = run_benches(names, args.quick, out_dir(args.out), args.repeats)

@@ -17,7 +17,7 @@ import hashlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,7 +124,36 @@ class LazyEncodeLen:
         encode = self._encode
         if encode is None:
             encode = self.build()
-        return len(encode(text))
+        if len(text) <= CHUNK_CHARS:
+            return len(encode(text))
+        # a huge text is counted piece by piece: one list of token ids at a time, never the
+        # whole text's (tens of bytes per token); the sum is exact (see `text_pieces`)
+        return sum(len(encode(piece)) for piece in text_pieces(text, CHUNK_CHARS))
+
+
+#: Texts longer than this many characters are counted in pieces of about this size.
+CHUNK_CHARS = 1 << 18
+
+
+def text_pieces(text: str, size: int) -> Iterator[str]:
+    """`text` cut into pieces of at least `size` characters (the last may be shorter), each
+    cut just after a newline followed by a character that is not whitespace.
+
+    cl100k's pre-tokenizer never joins such a newline with what follows (no pattern of
+    `_CL100K_PAT` continues past a newline into a non-space character, and none looks
+    behind), and tokens never cross pre-tokens, so the pieces' token counts sum to the
+    text's. A text without such a newline is one piece.
+    """
+    start, end = 0, len(text)
+    while end - start > size:
+        cut = text.find("\n", start + size - 1)
+        while cut != -1 and (cut + 1 >= end or text[cut + 1].isspace()):
+            cut = text.find("\n", cut + 1)
+        if cut == -1:
+            break
+        yield text[start : cut + 1]
+        start = cut + 1
+    yield text[start:]
 
 
 def _build(path: Path) -> EncodeLen:

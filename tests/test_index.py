@@ -319,3 +319,20 @@ def test_fleet_rerun_reads_nothing_and_a_new_dump_reindexes_its_session_only(
     finally:
         copy.unlink()
         update_index([str(workspace)], index, workers=2)
+
+
+def test_a_big_log_on_its_own_is_indexed_record_by_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspector.sources.jsonio as jsonio
+    import inspector.sources.loader as loader
+
+    log = str(
+        (SAMPLES / "workspace/context/ops-incident-42_context/context_debug").resolve()
+        / "CurrentRoundCompressor.jsonl"
+    )
+    batch = index_unit([log])
+    monkeypatch.setattr(jsonio, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(loader, "load_paths", lambda *a, **k: iter(()))  # not used
+    streamed = index_unit([log])
+    assert streamed == batch and len(batch) == 7

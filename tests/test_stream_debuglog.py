@@ -107,3 +107,19 @@ def test_runs_come_out_while_reading_and_memory_stays_bounded(tmp_path: Path) ->
     tracemalloc.stop()
     assert count == 12_000
     assert peak < size / 10, (peak, size)
+
+
+@pytest.mark.parametrize("log", LOGS[:2], ids=lambda p: p.parent.parent.name)
+def test_stats_over_a_streamed_log_equal_the_loaders(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stats() -> dict[str, Any]:
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["stats", "--json", str(log)]) == 0
+        return json.loads(out.getvalue().splitlines()[-1])
+
+    batch = stats()
+    monkeypatch.setattr(run_support, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(run_support, "load_paths", lambda *a, **k: iter(()))  # must not be used
+    assert stats() == batch and batch["artifacts"]["debug"] >= 5

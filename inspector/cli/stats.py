@@ -11,6 +11,7 @@ object (`"kind": "stats"`). Never imports Textual.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import Any
 
 from inspector.cli.common import print_json_line
@@ -19,6 +20,7 @@ from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
 from inspector.core.findings import FindingInput, folder_findings, run_findings
 from inspector.core.stats import compute_stats, count_findings
+from inspector.sources.debugstream import streamable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,12 +50,33 @@ def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
     return count_findings(per_artifact.values())
 
 
+def _streamed_with_findings(report: ReportRun) -> dict[str, Any]:
+    """Stats and findings in one pass over streamed debug logs, keeping only each artifact's
+    finding kinds and severities (logs alone hold no dump, so there is no folder finding)."""
+    kept: list[list[Finding]] = []
+
+    def each() -> Iterator[Artifact]:
+        for artifact in report.artifacts():
+            evaluated = report.evaluate(artifact)
+            found = list(evaluated.decision.findings) if evaluated.decision is not None else []
+            if evaluated.decision is None:
+                found = run_findings(FindingInput(snapshot=None, artifact=artifact))
+            kept.append([Finding(f.key, f.severity, "") for f in found])
+            yield artifact
+
+    stats = compute_stats(each())
+    stats.update(count_findings(kept))
+    return stats
+
+
 def run(args: argparse.Namespace) -> int:
     """Load every source, compute the statistics, print them."""
     with_findings = not getattr(args, "no_findings", False)
     # without findings, stats reads only what each artifact recorded: nothing is rebuilt
     report = ReportRun(args, contexts=with_findings)
-    if with_findings:
+    if with_findings and streamable(report.sources, report.stream_min_bytes) is not None:
+        stats = _streamed_with_findings(report)
+    elif with_findings:
         artifacts = list(report.artifacts())
         stats = compute_stats(artifacts)
         stats.update(_findings(report, artifacts))

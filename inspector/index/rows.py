@@ -67,6 +67,8 @@ def index_unit(paths: Sequence[str], unit: str | None = None) -> list[dict[str, 
     `unit` names the unit in each row (default: `unit_of` of the first path). Each
     unreadable file, and each context the inspector cannot decide, is one row with `error`.
     """
+    from inspector.sources.debugstream import stream_logs, streamable
+    from inspector.sources.jsonio import STREAM_MIN_BYTES
     from inspector.sources.loader import load_paths
 
     if not paths:
@@ -75,7 +77,10 @@ def index_unit(paths: Sequence[str], unit: str | None = None) -> list[dict[str, 
     counters, note = _counters()
     mtimes = {path: _mtime(path) for path in paths}
     rows: list[dict[str, Any]] = []
-    for item in load_paths(list(paths), counters=counters):
+    # a big debug log on its own is read record by record, as `inspector why` reads it
+    logs = streamable(list(paths), STREAM_MIN_BYTES)
+    items = stream_logs(logs) if logs is not None else load_paths(list(paths), counters=counters)
+    for item in items:
         if isinstance(item, LoadError):
             rows.append(_error_row(name, item, mtimes))
         elif item.kind != "llm_request":
