@@ -1,5 +1,6 @@
 """`inspector schema NAME`: print the JSON Schema of a public format, so users can validate
-their own files (snapshot, dump, debug, llm_request, why, stats, compare, sweep, rerun, index).
+their own files (snapshot, dump, debug, llm_request, gateway_frame, trajectory, why, stats,
+compare, sweep, rerun, index).
 Never imports Textual.
 """
 

@@ -3,7 +3,8 @@
 `snapshot` (our interchange format), `dump` (openJiuwen's compression dump), `debug` (a
 debug-log record, a union on `event`), `llm_request` (0.1.19's `llm_request.jsonl`
 record), `why` (a `why --json` line), `stats` (the `stats --json` line), `compare`,
-`sweep` and `rerun` (their `--json` lines) and `index` (one row of the Parquet decision
+`sweep` and `rerun` (their `--json` lines), `gateway_frame` and `trajectory` (jiuwenswarm's
+live wire) and `index` (one row of the Parquet decision
 index). The rules
 shared by all of them (unknown keys kept, strict types, NaN and huge integers refused, one
 located error) are in `inspector.formats.base`. The bulk message objects stay the slots
@@ -21,6 +22,7 @@ from inspector.formats.base import FormatModel, format_error, validate
 from inspector.formats.debug import DEBUG_RECORD, DebugRecord, parse_debug_record
 from inspector.formats.dump import DumpDocument
 from inspector.formats.index import IndexRow
+from inspector.formats.live import GATEWAY_FRAME, TrajectoryPage
 from inspector.formats.llm_request import LlmRequestRecord
 from inspector.formats.output import ErrorLine, StatsLine, WhyLine
 from inspector.formats.reports import CompareLine, RerunLine, SweepLine
@@ -28,6 +30,8 @@ from inspector.formats.snapshot import SnapshotEnvelope
 
 __all__ = [
     "DEBUG_RECORD",
+    "GATEWAY_FRAME",
+    "TrajectoryPage",
     "CompareLine",
     "RerunLine",
     "SweepLine",
@@ -57,6 +61,8 @@ _PUBLIC: dict[str, tuple[Any, str]] = {
     "llm_request": (LlmRequestRecord, "one llm_request.jsonl record (openJiuwen 0.1.19)"),
     "why": (WhyLine, "one `inspector why --json` line"),
     "stats": (StatsLine, "the `inspector stats --json` line"),
+    "gateway_frame": (GATEWAY_FRAME, "one jiuwenswarm web-gateway frame, by its type and event"),
+    "trajectory": (TrajectoryPage, "one page of jiuwenswarm's trajectory records API"),
     "compare": (CompareLine, "one `inspector compare --json` line"),
     "sweep": (SweepLine, "one `inspector sweep --json` point"),
     "rerun": (RerunLine, "the `inspector rerun --json` object"),
