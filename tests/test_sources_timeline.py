@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from inspector.core.timeline import (
@@ -167,3 +169,28 @@ def test_session_timeline_orders_runs_and_unlinked_dumps() -> None:
 def test_safe_name_matches_openjiuwen() -> None:
     assert safe_name("ojw-ref/a_current_round_plain") == "ojw-ref-a_current_round_plain"
     assert safe_name("//") == "unknown" and len(safe_name("x" * 200)) == 80
+
+
+def test_a_debug_log_given_alone_may_have_compressed(tmp_path: Path) -> None:
+    """Loaded alone (its dumps not among the sources), a silent end may be a success whose
+    dump is elsewhere: that cause comes first and the outcome is unknown, not failed. The
+    same log read with its folder is a failure (the folder would hold the dump)."""
+    from inspector.core.outcome import classify_outcome
+    from inspector.sources.loader import load_paths
+
+    folder = tmp_path / "s_context" / "context_debug"
+    folder.mkdir(parents=True)
+    log = folder / "CurrentRoundCompressor.jsonl"
+    log.write_text(
+        json.dumps({"event": "threshold_check", "timestamp": 5.0, "processor": "CurrentRoundCompressor",
+                    "session_id": "s", "context_id": "c", "total_tokens": 900, "threshold": 800,
+                    "hit": True, "reason": "reached_threshold"}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    (alone,) = [a for a in load_paths([log]) if getattr(a, "kind", "") == "debug"]
+    assert alone.recorded["silent_causes"][0] == SILENT_CAUSES["dump_not_loaded"]
+    outcome = classify_outcome(alone)
+    assert outcome.kind == "unknown" and "dump not loaded" in outcome.text
+    (in_folder,) = [a for a in load_paths([tmp_path]) if getattr(a, "kind", "") == "debug"]
+    assert in_folder.recorded["silent_causes"][0] != SILENT_CAUSES["dump_not_loaded"]
+    assert classify_outcome(in_folder).kind == "failed"

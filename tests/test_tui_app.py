@@ -154,7 +154,7 @@ async def test_browser_filters_and_sort(folder: Path, counters: dict[str, TokenC
         total = len(browser.rows)
         await pilot.press("o")  # compressed
         assert browser.shown and all(row.outcome_kind == "compressed" for row in browser.shown)
-        await pilot.press("o", "o", "o")  # error
+        await pilot.press("o", "o", "o", "o")  # not compressed, unknown, failed, error
         assert browser.outcome_filter == "error"
         assert browser.shown and all(row.error is not None for row in browser.shown)
         await pilot.press("o")  # all

@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from inspector.core.artifact import Artifact, recorded_value
+from inspector.core.timeline import SILENT_CAUSES
+
+#: The silent cause that says the run may have succeeded with its dump elsewhere.
+DUMP_NOT_LOADED = SILENT_CAUSES["dump_not_loaded"]
 
 
 class Judged(Protocol):
@@ -29,9 +33,10 @@ class Judged(Protocol):
     def reason(self) -> str: ...
 
 
-OutcomeKind = Literal["compressed", "not compressed", "failed"]
-#: The outcome kinds, in the order the browser cycles its filter through them ("error" is a load error).
-OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "failed", "error")
+OutcomeKind = Literal["compressed", "not compressed", "unknown", "failed"]
+#: The outcome kinds, in the order the browser cycles its filter through them ("error" is a
+#: load error; "unknown": a run the sources cannot tell, e.g. a debug log loaded without dumps).
+OUTCOMES: tuple[str, ...] = ("compressed", "not compressed", "unknown", "failed", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,11 @@ def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object
     if lowered.startswith("compress") or lowered in ("dump", "applied"):
         return Outcome("compressed", "compressed", word)
     if lowered == "silent_end":
+        causes = recorded_value(recorded, "silent_causes")
+        if isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED:
+            # no dump among the sources at all: a success looks exactly like this
+            text = "compressed or silent end (dump not loaded)"
+            return Outcome("unknown", text, word, "silent_end")
         return Outcome("failed", "failed: silent end, no dump", word, "silent_end")
     if "fail" in lowered or "error" in lowered:
         why = _last_retry_reason(recorded)

@@ -349,13 +349,18 @@ def _is_wild(dump: DumpRef) -> bool:
 
 
 def link_runs(
-    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef]
+    runs: Sequence[EvaluationRun],
+    dumps: Sequence[DumpRef],
+    dumps_loaded: bool = True,
 ) -> tuple[list[EvaluationRun], dict[str, EvaluationRun]]:
     """Link each dump to the latest earlier unlinked run of its key; set every run's outcome.
 
     Returns the runs (same order, outcomes filled) and the run linked to each dump id.
     A dump missing its processor, session or context matches any run on that part.
+    `dumps_loaded`: whether the sources could have shown the runs' dumps (False: a debug log
+    given alone, so "its dump is elsewhere" is the first silent cause).
     """
+    visible = dumps_loaded
     by_key: dict[RunKey, list[int]] = {}
     for position, run in enumerate(runs):
         if _ended_by_retry(run) or run.reason not in (None, "reached_threshold"):
@@ -401,7 +406,7 @@ def link_runs(
             run,
             dump_id=dump_id,
             outcome=_outcome(run, dump_id),
-            silent_causes=_silent_causes(run, dump_id),
+            silent_causes=_silent_causes(run, dump_id, dumps_loaded=visible),
         )
         out.append(done)
         if dump_id is not None:
@@ -421,8 +426,13 @@ def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:
     return "silent_end"
 
 
-def _silent_causes(run: EvaluationRun, dump_id: str | None) -> tuple[str, ...]:
-    """What may have ended a silent run, likeliest first (narrowed by the retries seen)."""
+def _silent_causes(
+    run: EvaluationRun, dump_id: str | None, dumps_loaded: bool = True
+) -> tuple[str, ...]:
+    """What may have ended a silent run, likeliest first (narrowed by the retries seen).
+
+    With no dump among the sources at all (a debug log loaded alone), a success whose dump
+    is elsewhere is as likely as any failure, and comes first."""
     if dump_id is not None or _outcome(run, dump_id) != "silent_end":
         return ()
     transient = [r for r in run.retries if str(r.get("error_type") or "").startswith("transient")]
@@ -430,6 +440,9 @@ def _silent_causes(run: EvaluationRun, dump_id: str | None) -> tuple[str, ...]:
     if len(transient) >= 2:
         order.remove("transient_exhausted")
         order.insert(0, "transient_exhausted")
+    if not dumps_loaded:
+        order.remove("dump_not_loaded")
+        order.insert(0, "dump_not_loaded")
     return tuple(SILENT_CAUSES[name] for name in order)
 
 

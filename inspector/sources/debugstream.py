@@ -142,7 +142,7 @@ class _RunBuilder:
             retries=tuple(state["retries"]),
             other_events=tuple(state["other"]),
         )
-        (done,), _ = link_runs([run], [])
+        (done,), _ = link_runs([run], [], dumps_loaded=False)  # a log given alone
         return debug_artifact(done, [done.to_dict()])
 
 

@@ -336,7 +336,9 @@ class _Streamer:
             self._kept_ids[dump.id] = kept_message_ids(dump)
         self.refs = list(self.heads.values()) + [d.ref for d in parsed]
         records = [r for load in self.loads.values() for r in load.records]
-        self.runs, self.by_dump = link_runs(group_runs(records), self.refs)
+        # a folder scan shows the dumps beside the logs; files given alone may lack theirs
+        visible = bool(self.refs) or any(not explicit for _, _, explicit in self.plan)
+        self.runs, self.by_dump = link_runs(group_runs(records), self.refs, visible)
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
         self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
@@ -487,7 +489,7 @@ class _Streamer:
         for dump in load.dumps:
             yield self._dump_result(dump, file)
         if load.records:
-            late_runs, _ = link_runs(group_runs(load.records), [])
+            late_runs, _ = link_runs(group_runs(load.records), [], dumps_loaded=True)
             for run in late_runs:
                 yield debug_artifact(run, [run.to_dict()])
         yield from load.artifacts

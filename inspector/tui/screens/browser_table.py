@@ -32,6 +32,7 @@ ID_WIDTH = 26
 OUTCOME_STYLES = {
     "compressed": "good",
     "not compressed": "caution",
+    "unknown": "caution",
     "failed": "bad",
     "error": "error",
 }
