@@ -194,3 +194,25 @@ def test_a_debug_log_given_alone_may_have_compressed(tmp_path: Path) -> None:
     (in_folder,) = [a for a in load_paths([tmp_path]) if getattr(a, "kind", "") == "debug"]
     assert in_folder.recorded["silent_causes"][0] != SILENT_CAUSES["dump_not_loaded"]
     assert classify_outcome(in_folder).kind == "failed"
+
+
+def test_a_torn_last_line_loses_only_that_line(tmp_path: Path) -> None:
+    """A log cut mid-line (the agent still writing) keeps every complete run; the torn line is
+    one located error."""
+    from inspector.core.artifact import LoadError
+    from inspector.sources.loader import load_paths
+
+    lines = [
+        json.dumps({"event": "threshold_check", "timestamp": float(t), "processor": "CurrentRoundCompressor",
+                    "session_id": "s", "context_id": "c", "total_tokens": 100 * t, "threshold": 800,
+                    "hit": False, "reason": "below_threshold"})
+        for t in (1, 2, 3)
+    ]  # fmt: skip
+    log = tmp_path / "CurrentRoundCompressor.jsonl"
+    log.write_text("\n".join(lines) + "\n" + lines[0][:40], encoding="utf-8")
+    found = list(load_paths([log]))
+    errors = [r for r in found if isinstance(r, LoadError)]
+    runs = [r for r in found if getattr(r, "kind", "") == "debug"]
+    assert len(runs) == 3 and [r.recorded["total_tokens"] for r in runs] == [100, 200, 300]
+    (error,) = errors
+    assert error.where == "line 4"
