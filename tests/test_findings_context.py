@@ -3,6 +3,7 @@ the situation occurs, and stays silent on the same context without it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -318,3 +319,23 @@ def test_window_mismatch_from_usage_above_context_max(counters: dict[str, TokenC
     messages = [*_usage_context(usage)]
     found = _kind(_findings(counters, messages), "window_mismatch")
     assert len(found) == 1 and "accepted 5,200 prompt tokens at message #5" in found[0].sentence
+
+
+def test_a_finding_that_cannot_be_evaluated_is_a_visible_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One broken finding never loses the others, nor the report: it is named as a warning."""
+    from inspector.core.findings import registry
+    from inspector.core.findings.base import FindingInput
+
+    def broken(inp: FindingInput) -> list[Any]:
+        return [inp.messages[10_000]]  # an index the context does not have
+
+    first = registry.FINDINGS[0]
+    monkeypatch.setattr(
+        registry, "FINDINGS", (dataclasses.replace(first, function=broken), *registry.FINDINGS[1:])
+    )
+    found = registry.run_findings(FindingInput(snapshot=None, artifact=None))
+    (warning,) = [f for f in found if f.key == "finding_not_evaluated"]
+    assert warning.severity == "warning" and "broken could not be evaluated" in warning.sentence
+    assert "IndexError" in warning.sentence

@@ -17,7 +17,7 @@ from inspector.core.findings import folder_findings
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
 from inspector.sources.loader import load_paths
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, REPO
 
 A_DUMP = next((REFERENCE / "a_current_round_plain").glob("*_CurrentRoundCompressor_*.json"))
 L_DUMP = next((REFERENCE / "l_multimodal_current_round").glob("*_CurrentRoundCompressor_*.json"))
@@ -165,3 +165,26 @@ def test_one_session_many_dumps_is_no_collision(
     for stamp in ("1795975303278", "1795975303999"):
         _copy(A_DUMP, tmp_path, f"{stamp}_CurrentRoundCompressor_team-a.json", session_id="team/a")
     assert folder_findings(_dumps([tmp_path], counters)) == []
+
+
+def test_a_dump_whose_span_does_not_fit_its_context_gives_no_traceback(tmp_path: Path) -> None:
+    """Found by `make fuzz`: a dump without the messages it sent (so the rebuilt context is
+    shorter than its recorded span) is still reported, and its findings never index past
+    the context."""
+    import subprocess
+    import sys
+
+    source = next(
+        REPO.glob("sample_dumps/workspace/context/ui-review-images_context/compression_logs/*.json")
+    )
+    raw = json.loads(source.read_text(encoding="utf-8"))
+    del raw["compression_request"]["messages_sent_to_model"]
+    path = tmp_path / source.name
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    for command in (["stats", "--json"], ["why", "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "inspector", *command, str(path)],
+            capture_output=True, text=True, timeout=120, cwd=REPO,
+        )  # fmt: skip
+        assert "Traceback" not in done.stderr and done.returncode in (0, 1), done.stderr
+        assert done.stdout.strip()

@@ -411,16 +411,26 @@ class FindingInput:
         return self.artifact.recorded if self.artifact is not None else {}
 
     def replaced(self) -> tuple[int, int] | None:
-        """The region openJiuwen summarised: the dump's recorded span, else the decision's."""
+        """The region openJiuwen summarised: the dump's recorded span, else the decision's;
+        always within the context (a recorded span that does not fit it is ignored)."""
+        count = len(self.messages)
         if self.after is not None:
             span = self.recorded.get("span")
             if isinstance(span, Mapping):
                 prefix, size = span.get("preserved_prefix"), span.get("messages_to_compress")
-                if isinstance(prefix, int) and isinstance(size, int) and size > 0:
+                if (
+                    isinstance(prefix, int)
+                    and isinstance(size, int)
+                    and size > 0
+                    and prefix >= 0
+                    and prefix + size <= count
+                ):
                     return (prefix, prefix + size)
             return None
         if self.hit and self.compress is not None and self.compress[1] > self.compress[0]:
-            return self.compress
+            start, end = self.compress
+            if start >= 0 and end <= count:
+                return self.compress
         return None
 
     def reinjected_files(self) -> tuple[str, ...] | None:

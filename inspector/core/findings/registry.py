@@ -87,9 +87,26 @@ COMPACTION_KINDS: frozenset[str] = frozenset(
 
 
 def run_findings(inp: FindingInput) -> list[Finding]:
-    """Every registered finding that applies to the input's family, problems first."""
+    """Every registered finding that applies to the input's family, problems first.
+
+    A finding that cannot be evaluated on this input (a recorded number that contradicts the
+    context, say) becomes a visible `finding_not_evaluated` warning naming it and the error,
+    never a traceback that would lose the rest of the report."""
     found: list[Finding] = []
     for spec in FINDINGS:
-        if inp.family in spec.families:
+        if inp.family not in spec.families:
+            continue
+        try:
             found.extend(spec.function(inp))
+        except (IndexError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+            name = getattr(spec.function, "__name__", "a finding")
+            found.append(
+                Finding(
+                    "finding_not_evaluated",
+                    "warning",
+                    f"{name} could not be evaluated on this input "
+                    f"({type(error).__name__}: {error}); the other findings stand",
+                    {"finding": name, "error": type(error).__name__},
+                )
+            )
     return by_severity(found)
