@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# the seed of the property tests: the same cases every run (`FUZZ_SEED=random` for new ones)
+FUZZ_SEED ?= 20261201
+SEED_FLAG = $(if $(filter random,$(FUZZ_SEED)),,--hypothesis-seed=$(FUZZ_SEED))
 
 .PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
 
@@ -15,9 +18,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed
 	$(BIN)/inspector sample_dumps
 
-# two workers: the suite is CPU-bound and the machines have two cores
+# two workers: the suite is CPU-bound and the machines have two cores; the property tests
+# run the same cases every time (FUZZ_SEED), so a red run is reproducible
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG)
 
 # the Spark recipe of the decision index, in local mode (a JVM; the `spark` extra, ~400 MB)
 $(VENV)/.spark-installed: pyproject.toml | $(VENV)/.installed
@@ -32,12 +36,13 @@ check: $(VENV)/.installed
 	$(BIN)/ruff check inspector tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG)
 
 # the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
-# odd filesystems and misbehaving servers
+# odd filesystems and misbehaving servers; FUZZ_SEED fixes the cases (CI runs the same ones
+# each time; `make fuzz FUZZ_SEED=random` explores new ones)
 fuzz: $(VENV)/.installed
-	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q tests/test_fuzz_harden.py tests/test_harden_http.py
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q $(SEED_FLAG) tests/test_fuzz_harden.py tests/test_harden_http.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
