@@ -209,6 +209,27 @@ def scalar_items(mapping: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+#: The pins table: its title, the sentence under it and its columns (Markdown and HTML alike).
+PIN_TITLE = "Pins across strategies (what-if)"
+PIN_INTRO = (
+    "Each strategy under its own reading of the source, without and with the pins; "
+    "tokens to change = tokens in the regions it compresses, offloads or folds."
+)
+PIN_HEADER = ("strategy", "without pins", "with pins", "total", "tokens to change", "lifted")
+
+
+def pin_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """One row of the pins table, as text cells in `PIN_HEADER` order."""
+    return (
+        row["strategy"],
+        row["verdict_before"],
+        f"{row['verdict_after']} ({row['reason_after']})",
+        f"{shown(row['total_before'])} → {shown(row['total_after'])}",
+        f"{shown(row['changing_before'])} → {shown(row['changing_after'])}",
+        ", ".join(f"#{i}" for i in row["lifted"]) or "none",
+    )
+
+
 def shown(value: Any) -> str:
     """A number with thousands separators, a dash for None, anything else as text."""
     if value is None:

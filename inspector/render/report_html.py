@@ -15,7 +15,16 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from inspector.render.report_data import details_lines, runs_text, scalar_items, shown
+from inspector.render.report_data import (
+    PIN_HEADER,
+    PIN_INTRO,
+    PIN_TITLE,
+    details_lines,
+    pin_cells,
+    runs_text,
+    scalar_items,
+    shown,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'"
 
@@ -150,25 +159,13 @@ def _pins(report: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     table = _table(
-        ["strategy", "without pins", "with pins", "total", "tokens to change", "lifted"],
-        [
-            (
-                r["strategy"],
-                r["verdict_before"],
-                f"{r['verdict_after']} ({r['reason_after']})",
-                f"{shown(r['total_before'])} → {shown(r['total_after'])}",
-                f"{shown(r['changing_before'])} → {shown(r['changing_after'])}",
-                ", ".join(f"#{i}" for i in r["lifted"]) or "none",
-            )
-            for r in rows
-        ],
+        list(PIN_HEADER),
+        [pin_cells(r) for r in rows],
         classes=["pinned" if r["changed"] else "" for r in rows],
     )
     return [
-        '<section id="pins"><h2>Pins across strategies (what-if)</h2>'
-        '<p class="dim">Each strategy under its own reading of the source, without and with '
-        "the pins; tokens to change = tokens in the regions it compresses, offloads or folds."
-        f"</p>{table}</section>"
+        f'<section id="pins"><h2>{escape(PIN_TITLE)}</h2>'
+        f'<p class="dim">{escape(PIN_INTRO)}</p>{table}</section>'
     ]
 
 

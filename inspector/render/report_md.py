@@ -10,7 +10,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspector.render.report_data import details_lines, runs_text, scalar_items, shown
+from inspector.render.report_data import (
+    PIN_HEADER,
+    PIN_INTRO,
+    PIN_TITLE,
+    details_lines,
+    pin_cells,
+    runs_text,
+    scalar_items,
+    shown,
+)
 
 _STATUS_MARKS = {"pass": "✓", "fail": "✗", "skip": "·", "warn": "!", "info": "i"}
 
@@ -104,28 +113,8 @@ def _pin_section(report: Mapping[str, Any]) -> list[str]:
     rows = report.get("pin_rows") or []
     if not rows:
         return []
-    lines = [
-        "",
-        "## Pins across strategies (what-if)",
-        "",
-        "Each strategy under its own reading of the source, without and with the pins; "
-        "tokens to change = tokens in the regions it compresses, offloads or folds.",
-        "",
-    ]
-    return lines + _table(
-        ["strategy", "without pins", "with pins", "total", "tokens to change", "lifted"],
-        [
-            (
-                r["strategy"],
-                r["verdict_before"],
-                f"{r['verdict_after']} ({r['reason_after']})",
-                f"{shown(r['total_before'])} → {shown(r['total_after'])}",
-                f"{shown(r['changing_before'])} → {shown(r['changing_after'])}",
-                ", ".join(f"#{i}" for i in r["lifted"]) or "none",
-            )
-            for r in rows
-        ],
-    )
+    lines = ["", f"## {PIN_TITLE}", "", PIN_INTRO, ""]
+    return lines + _table(PIN_HEADER, [pin_cells(r) for r in rows])
 
 
 def _recorded_sections(report: Mapping[str, Any]) -> list[str]:
