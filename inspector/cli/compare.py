@@ -159,11 +159,14 @@ def hybrid_changes(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _with_hybrid_flags(entries: list[CompareEntry], changes: dict[str, Any]) -> list[CompareEntry]:
+    """Each column with the changes its settings model has a field for (today only the
+    hybrid pipeline's)."""
     out = []
     for entry in entries:
-        if changes and isinstance(entry.settings, HybridSettings):
+        own = {k: v for k, v in changes.items() if k in type(entry.settings).model_fields}
+        if own:
             try:
-                entry = CompareEntry(entry.strategy, entry.settings.with_(**changes), entry.ignored)
+                entry = CompareEntry(entry.strategy, entry.settings.with_(**own), entry.ignored)
             except ConfigError as error:
                 raise UsageError(
                     f"{error.field}: {error.value!r} is not allowed, must be {error.allowed}"
