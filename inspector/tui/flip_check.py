@@ -9,12 +9,12 @@ rollback), the flip would not hold and is not offered. No Textual, no Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy import registry
 from inspector.core.strategy.after import context_after
-from inspector.core.strategy.base import Flip, Prepared
+from inspector.core.strategy.base import Flip, Prepared, Strategy
 from inspector.core.tokens import TokenCounter
 
 #: The price of the unknown summary in the check (as in the strategies view).
@@ -49,7 +49,13 @@ def holding_flips(
     snapshot: ContextSnapshot,
     current: str,
     counters: Mapping[str, TokenCounter],
+    prepare: Callable[[Strategy], Prepared] | None = None,
 ) -> list[Flip]:
-    """The flips that hold (see `flip_holds`), in their order."""
+    """The flips that hold (see `flip_holds`), in their order. `prepare`: the caller's own
+    prepared contexts (the context view keeps one per strategy), so nothing is counted twice."""
+    flips = list(flips)
     prepared: dict[str, Prepared] = {}
+    if prepare is not None:
+        for key in {flip.strategy or current for flip in flips if flip.decision.hit}:
+            prepared[key] = prepare(registry.get(key))
     return [flip for flip in flips if flip_holds(flip, snapshot, current, counters, prepared)]

@@ -493,7 +493,7 @@ class ContextScreen(
             flips.append(flip)
         found = len(flips)
         if self.snapshot is not None:
-            flips = holding_flips(flips, self.snapshot, key, self.counters)
+            flips = holding_flips(flips, self.snapshot, key, self.counters, self._prepared)
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 
