@@ -132,7 +132,7 @@ BROWSER_BINDINGS: list[BindingType] = [
         "o",
         "cycle_outcome",
         "Outcome",
-        tooltip="compressed / not compressed / failed / error / all",
+        tooltip="compressed / not compressed / unknown / failed / error / all",
     ),
     Binding("s", "cycle_sort", "Sort", tooltip="Sort by the next column (or click a header)"),
     Binding("R", "reverse_sort", "Reverse", show=False, tooltip="Reverse the sort order"),
