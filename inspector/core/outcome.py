@@ -71,7 +71,7 @@ def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object
         causes = recorded_value(recorded, "silent_causes")
         if isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED:
             # no dump among the sources at all: a success looks exactly like this
-            text = "compressed or silent end (dump not loaded)"
+            text = "compressed? dump not loaded"
             return Outcome("unknown", text, word, "silent_end")
         return Outcome("failed", "failed: silent end, no dump", word, "silent_end")
     if "fail" in lowered or "error" in lowered:
