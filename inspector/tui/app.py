@@ -49,6 +49,23 @@ class InspectorApp(App[int]):
         #: going back to the browser and opening the context again.
         self.tunings: dict[tuple[str, str], tuple[str, Any]] = {}
 
+    @property
+    def _background_screens(self) -> list[Screen[Any]]:
+        """Screens that show through the top one: none when the top screen is opaque.
+
+        Textual (8.2) always counts the screen just below the top one as visible, even under
+        an opaque screen. A background screen that is dirty marks itself for a repaint again
+        each time it hands its regions to the top screen, so once the browser had anything to
+        paint while a context was open, every later frame of the context screen was painted
+        whole (the browser first, then every widget on top). An opaque top screen hides what
+        is below it: nothing below takes part in its frames (a screen coming back to the top
+        lays itself out and repaints anyway).
+        """
+        stack = self._screen_stack
+        if stack and stack[-1].styles.background.a == 1:
+            return []
+        return list(App._background_screens.fget(self))  # type: ignore[attr-defined]
+
     def on_mount(self) -> None:
         """Open the browser on the sources, in the theme chosen last time."""
         from inspector.prefs import load_prefs
