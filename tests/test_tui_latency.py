@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.browser import BrowserScreen
+from inspector.tui.screens.browser_table import BrowserTable, row_cells, sort_value
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.help import HelpScreen
+from inspector.tui.widgets.message_list import MessageList
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_dumps"
@@ -33,19 +36,18 @@ async def settle(app: InspectorApp, pilot: Pilot[Any], delay: float = 0.2) -> No
     await pilot.pause()
 
 
-def count_frames(screen: Any) -> list[int]:
-    """Count the frames `screen`'s compositor paints from now on (one entry per frame)."""
-    frames: list[int] = []
-    render_update = screen._compositor.render_update
+def regions_handed_to(screen: Any) -> list[Any]:
+    """Record the regions other screens ask `screen` to repaint from now on (a screen below
+    the top one hands its dirty regions up this way)."""
+    handed: list[Any] = []
+    refresh = screen.refresh
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        update = render_update(*args, **kwargs)
-        if update is not None:
-            frames.append(1)
-        return update
+    def recorded(*regions: Any, **kwargs: Any) -> Any:
+        handed.extend(regions)
+        return refresh(*regions, **kwargs)
 
-    screen._compositor.render_update = counted
-    return frames
+    screen.refresh = recorded
+    return handed
 
 
 async def test_a_screen_below_an_opaque_one_never_repaints_it(
@@ -62,13 +64,13 @@ async def test_a_screen_below_an_opaque_one_never_repaints_it(
         assert isinstance(browser, BrowserScreen)
         assert app._background_screens == []
         assert not browser.is_current
-        frames = count_frames(context)
+        handed = regions_handed_to(context)
         for _ in range(5):
             browser.query_one("#table").refresh()
             browser.refresh()
             await pilot.pause(0.05)
-        assert frames == []
-        assert not context._compositor._dirty_regions
+        assert handed == []
+        assert not browser._compositor._dirty_regions
         app.action_help()
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -78,3 +80,180 @@ async def test_a_screen_below_an_opaque_one_never_repaints_it(
         app.pop_screen()
         await settle(app, pilot)
         assert app.screen is browser and browser.is_current
+
+
+# --- the browser's incremental filter ------------------------------------------------------
+
+
+def full_rebuild(browser: BrowserScreen) -> list[tuple[str, list[str]]]:
+    """What a full rebuild shows: every row sorted, then filtered, with its cells as text."""
+    rows = sorted(
+        [*browser.rows, *browser.pending.values()],
+        key=lambda row: sort_value(row, browser.sort_column),
+        reverse=browser.sort_reverse,
+    )
+    text = browser.text_filter
+    return [
+        (str(row.key), [str(cell) for cell in row_cells(row, browser.palette)])
+        for row in rows
+        if (not text or text in row.search_text)
+        and (not browser.processor_filter or row.processor == browser.processor_filter)
+        and (not browser.outcome_filter or row.outcome_kind == browser.outcome_filter)
+    ]
+
+
+def table_rows(table: BrowserTable) -> list[tuple[str, list[str]]]:
+    """The rows the table holds, top to bottom, with their cells as text."""
+    return [(key, [str(cell) for cell in table.get_row(key)]) for key in table.row_keys]
+
+
+async def open_browser(app: InspectorApp, pilot: Pilot[Any]) -> BrowserScreen:
+    await settle(app, pilot)
+    browser = app.screen
+    assert isinstance(browser, BrowserScreen)
+    return browser
+
+
+async def test_the_incremental_filter_shows_what_a_full_rebuild_shows(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Typing, deleting, sorting and the outcome filter: after every step the table holds
+    exactly the rows (order and cells) a rebuild from scratch would."""
+    app = create_app([str(SAMPLES)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await open_browser(app, pilot)
+        table = browser.query_one("#table", BrowserTable)
+        assert len(browser.rows) > 5
+        browser.action_focus_filter()
+        seen: set[int] = set()
+        for key in ["d", "e", "m", "o", "backspace", "backspace", "backspace", "c", "backspace"]:
+            await pilot.press(key)
+            await pilot.pause()
+            assert table_rows(table) == full_rebuild(browser), key
+            seen.add(len(browser.shown))
+        assert len(seen) > 2  # the filter really narrowed and widened the rows
+        await pilot.press("escape")
+        for action in (browser.action_cycle_sort, browser.action_reverse_sort):
+            action()
+            await pilot.pause()
+            assert table_rows(table) == full_rebuild(browser)
+        browser.action_cycle_outcome()
+        await pilot.pause()
+        assert table_rows(table) == full_rebuild(browser)
+        assert [row.key for row in browser.shown] == [int(k) for k, _ in table_rows(table)]
+
+
+async def test_filter_keys_typed_together_redraw_once_and_an_unchanged_result_not_at_all(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Keys already queued join one redraw (the last text wins); a key that leaves the same
+    rows does not touch the table."""
+    app = create_app([str(SAMPLES)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await open_browser(app, pilot)
+        table = browser.query_one("#table", BrowserTable)
+        redraws: list[str] = []
+        replaced: list[int] = []
+        refresh, replace = browser._refresh_table, table.replace_rows
+
+        def counted_refresh() -> None:
+            redraws.append(browser.text_filter)
+            refresh()
+
+        def counted_replace(rows: Any) -> None:
+            replaced.append(len(rows))
+            replace(rows)
+
+        browser._refresh_table = counted_refresh  # type: ignore[method-assign]
+        table.replace_rows = counted_replace  # type: ignore[method-assign]
+        browser.action_focus_filter()
+        box = browser.query_one("#filter", Input)
+        for text in ("d", "de", "dem"):  # three edits in one go, as from a fast typist
+            box.value = text
+        await pilot.pause()
+        assert redraws == ["dem"]
+        assert replaced and table_rows(table) == full_rebuild(browser)
+        redraws.clear()
+        replaced.clear()
+        box.value = "dem "  # the filter strips spaces: the same rows
+        await pilot.pause()
+        assert redraws == ["dem"] and replaced == []
+
+
+async def test_a_click_after_filtering_selects_the_row_under_the_pointer(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Rendered cells are reused across filters; the row a click lands on is the new one."""
+    app = create_app([str(SAMPLES)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await open_browser(app, pilot)
+        table = browser.query_one("#table", BrowserTable)
+        last = browser.shown[-1]
+        browser.action_focus_filter()
+        word = last.title.lower()
+        browser.query_one("#filter", Input).value = word
+        await pilot.pause()
+        assert len(browser.shown) < len(browser.rows)
+        target = next(i for i, row in enumerate(browser.shown) if row.key == last.key)
+        browser.query_one("#filter", Input).value = ""
+        await pilot.pause()
+        browser.query_one("#filter", Input).value = word
+        await pilot.pause()
+        await pilot.click(table, offset=(2, 1 + target))  # row 0 is the header
+        await pilot.pause()
+        assert table.cursor_row == target
+        assert browser.selected_row() is not None and browser.selected_row().key == last.key  # type: ignore[union-attr]
+
+
+# --- a tuning key repaints what changed -------------------------------------------------------
+
+
+async def test_a_tuning_key_repaints_only_the_list_lines_whose_region_moved(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """`+` (keep one more recent message) repaints the lines that change region (and their
+    changed marks), not the whole list; `]` (the trigger ratio) moves no region and asks
+    for no line."""
+    app = create_app([str(DEMO_DUMP)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        context = app.screen
+        assert isinstance(context, ContextScreen) and context.decision is not None
+        listing = context.query_one(MessageList)
+        drawn: list[int | str] = []  # the lines the list asks to repaint ("all": every line)
+        refresh, refresh_line = listing.refresh, listing.refresh_line
+
+        def whole(*regions: Any, **kwargs: Any) -> Any:
+            drawn.extend(["all"] if not regions else [])
+            return refresh(*regions, **kwargs)
+
+        listing.refresh = whole  # type: ignore[method-assign]
+
+        def one_line(y: int) -> None:
+            drawn.append(y)
+            refresh_line(y)
+
+        listing.refresh_line = one_line  # type: ignore[method-assign]
+        rows = range(listing.row_count)
+        assert listing.row_count < listing.scrollable_content_region.height  # all on screen
+
+        def lines() -> dict[int, tuple[str, str, bool]]:
+            return {
+                i: (listing.region_of(i), listing.row_label(i), listing.is_changed(i)) for i in rows
+            }
+
+        before = lines()
+        await pilot.press("plus")
+        await pilot.pause()
+        after = lines()
+        moved = {i for i in rows if before[i] != after[i]}
+        assert moved and len(moved) < listing.row_count
+        assert set(drawn) == moved
+        await settle(app, pilot)
+        drawn.clear()
+        regions = list(context.decision.regions)
+        before = lines()
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert list(context.decision.regions) == regions and lines() == before
+        assert drawn == []

@@ -7,6 +7,7 @@ sit on the line below. Must not import Textual.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -174,8 +175,8 @@ class ContextBar:
         threshold_style = self.styles(THRESHOLD_STYLE)
         min_target_style = self.styles(MIN_TARGET_STYLE)
         bar = Text()
-        for name in columns:
-            bar.append("░" if name == "free" else "█", self.styles.region(name))
+        for name, run in itertools.groupby(columns):  # one span per run: a key redraws it
+            bar.append(("░" if name == "free" else "█") * len(list(run)), self.styles.region(name))
         marks = [" "] * width
         mark_styles: dict[int, Style] = {}
         min_at = -1
@@ -189,9 +190,9 @@ class ContextBar:
             mark_styles[min_at] = min_target_style
         marks[threshold_at] = "▲"
         mark_styles[threshold_at] = threshold_style
-        line = Text()
-        for index, char in enumerate(marks):
-            line.append(char, mark_styles.get(index, ""))
+        line = Text("".join(marks))
+        for index, style in mark_styles.items():
+            line.stylize(style, index, index + 1)
         label = f" threshold {parts.threshold:,}"
         if threshold_at + 1 + len(label) <= width and all(
             c == " " for c in marks[threshold_at + 1 : threshold_at + 1 + len(label)]

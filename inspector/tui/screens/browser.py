@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -54,9 +53,6 @@ from inspector.tui.screens.browser_table import (
     BROWSER_BINDINGS,
     COLUMNS,
     BrowserTable,
-    filters_text,
-    row_cells,
-    sort_value,
 )
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
@@ -268,13 +264,15 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
         self.query_one("#load-status", Static).update(
             f"read {message.seen} items … (sorted when done)", layout=False
         )
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", BrowserTable)
         for row in new_rows:
             if self._visible(row):
                 self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
-                table.add_row(*row_cells(row, self.palette), key=str(row.key))
-        self.query_one("#filters", Static).update(self._filters(str(len(self.shown))), layout=False)
+                table.add_cells(str(row.key), self.cells_of(row))
+        self.query_one("#filters", Static).update(
+            self._filters_line(str(len(self.shown))), layout=False
+        )
 
     def _adopt_pending(self, rows: Sequence[BrowserRow]) -> list[BrowserRow]:
         """Show the first real row of each file in its placeholder's place; return the rest.
@@ -291,7 +289,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            for (column, _), cell in zip(COLUMNS, row_cells(row, self.palette), strict=True):
+            for (column, _), cell in zip(COLUMNS, self.cells_of(row), strict=True):
                 table.update_cell(str(placeholder.key), column, cell)
         return rest
 
@@ -313,6 +311,9 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
             self.notify(f"{errors} unreadable, first {first.title}: {first.outcome}", timeout=8)
         if message.follower is not None:
             self._start_following(message.follower)
+        freeze = getattr(self.app, "freeze_heap", None)
+        if freeze is not None:
+            freeze()
         self._first_load_done()
 
     # --- live: following files and connections -----------------------------------------
@@ -534,57 +535,17 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
 
     # --- filter and sort ----------------------------------------------------------------
 
-    def _visible(self, row: BrowserRow) -> bool:
-        if self.text_filter and self.text_filter not in row.search_text:
-            return False
-        if self.processor_filter and row.processor != self.processor_filter:
-            return False
-        return not (self.outcome_filter and row.outcome_kind != self.outcome_filter)
-
-    def _refresh_table(self) -> None:
-        """Apply filter and sort and rebuild the table, keeping the cursor on the same row."""
-        table = self.query_one("#table", DataTable)
-        current_key = (
-            self.shown[table.cursor_row].key if 0 <= table.cursor_row < len(self.shown) else None
-        )
-        rows = [row for row in [*self.rows, *self.pending.values()] if self._visible(row)]
-        rows.sort(key=lambda row: sort_value(row, self.sort_column), reverse=self.sort_reverse)
-        self.shown = rows
-        self._row_index = {row.key: index for index, row in enumerate(rows)}
-        table.clear()
-        for row in rows:
-            table.add_row(*row_cells(row, self.palette), key=str(row.key))
-        if current_key is not None:
-            for index, row in enumerate(rows):
-                if row.key == current_key:
-                    table.move_cursor(row=index, animate=False)
-                    break
-        total = len(self.rows) + len(self.pending)
-        shown = f"{len(rows)} of {total}" if len(rows) != total else f"{len(rows)}"
-        self.query_one("#filters", Static).update(
-            filters_text(
-                self.processor_filter,
-                self.outcome_filter,
-                self.sort_column,
-                self.sort_reverse,
-                shown,
-            )
-        )
-
-    restyle = _refresh_table  # the theme changed: rebuild the table in its palette
-
-    def _filters(self, shown: str) -> Text:
-        return filters_text(
-            self.processor_filter, self.outcome_filter, self.sort_column, self.sort_reverse, shown
-        )
+    def restyle(self) -> None:
+        """The theme changed: rebuild the table in its palette."""
+        self.drop_cells()
+        self._refresh_table()
 
     def _show_filters(self) -> None:
-        self.query_one("#filters", Static).update(self._filters(str(len(self.rows))))
+        self.query_one("#filters", Static).update(self._filters_line(str(len(self.rows))))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.text_filter = event.value.strip().lower()
-        self._refresh_table()
+        self.filter_typed(event.value)
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:

@@ -1,6 +1,11 @@
-"""The browser's filter and sort keys: text filter focus, processor and outcome filters,
-sort column and order. A mixin of BrowserScreen (which owns the rows, the filter state and
-`_refresh_table`); nothing here reads a file.
+"""The browser's filter and sort: text filter, processor and outcome filters, sort column and
+order, and the table they leave. A mixin of BrowserScreen (which owns the rows and the filter
+state); nothing here reads a file.
+
+Incremental: the rows are sorted once per change of the rows or of the sort (a filter key
+only filters that order), each row's cells are built once, a filter that leaves the same
+rows leaves the table alone, and the keys typed before the table is redrawn are coalesced
+into one redraw (the last text wins).
 """
 
 from __future__ import annotations
@@ -8,16 +13,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from textual.widgets import DataTable, Input
+from rich.text import Text
+from textual.widgets import DataTable, Input, Static
 
+from inspector.render.styles import Palette
 from inspector.tui.rows import OUTCOMES, BrowserRow
-from inspector.tui.screens.browser_table import COLUMNS
+from inspector.tui.screens.browser_table import (
+    COLUMNS,
+    BrowserTable,
+    filters_text,
+    row_cells,
+    sort_value,
+)
 
 
 class BrowserFilters:
-    """`/`, Esc, `p`, `o`, `s` and `R` of the browser."""
+    """`/`, Esc, `p`, `o`, `s` and `R` of the browser, and the filtered, sorted table."""
 
     rows: list[BrowserRow]
+    pending: dict[str, BrowserRow]
+    shown: list[BrowserRow]
+    _row_index: dict[int, int]
+    text_filter: str
     processor_filter: str | None
     outcome_filter: str | None
     sort_column: str
@@ -25,9 +42,102 @@ class BrowserFilters:
 
     if TYPE_CHECKING:  # provided by the screen; declared for type checkers
 
+        @property
+        def palette(self) -> Palette: ...
+
         def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
 
-        def _refresh_table(self) -> None: ...
+        def call_later(self, callback: Any, *args: Any, **kwargs: Any) -> bool: ...
+
+    #: (rows and placeholders, sort column, reverse) of `_sorted`.
+    _sorted_for: tuple[tuple[BrowserRow, ...], str, bool] | None = None
+    _sorted: list[BrowserRow]
+    #: Row key -> (the row, its cells), built once per row object.
+    _cells: dict[int, tuple[BrowserRow, list[Any]]]
+    #: Row key -> (the row, its search text), built once per row object.
+    _search: dict[int, tuple[BrowserRow, str]]
+    #: True while a filter redraw is queued (keys typed meanwhile join it).
+    _filter_queued = False
+
+    def cells_of(self, row: BrowserRow) -> list[Any]:
+        """The table cells of `row` (built once per row object and palette)."""
+        cache = self.__dict__.setdefault("_cells", {})
+        cached = cache.get(row.key)
+        if cached is None or cached[0] is not row:
+            cached = (row, row_cells(row, self.palette))
+            cache[row.key] = cached
+        return cached[1]
+
+    def drop_cells(self) -> None:
+        """Forget the built cells (the palette changed)."""
+        self.__dict__.pop("_cells", None)
+
+    def _search_text(self, row: BrowserRow) -> str:
+        """`row.search_text`, built once per row object."""
+        cache = self.__dict__.setdefault("_search", {})
+        cached = cache.get(row.key)
+        if cached is None or cached[0] is not row:
+            cached = (row, row.search_text)
+            cache[row.key] = cached
+        return str(cached[1])
+
+    def _visible(self, row: BrowserRow) -> bool:
+        if self.text_filter and self.text_filter not in self._search_text(row):
+            return False
+        if self.processor_filter and row.processor != self.processor_filter:
+            return False
+        return not (self.outcome_filter and row.outcome_kind != self.outcome_filter)
+
+    def sorted_rows(self) -> list[BrowserRow]:
+        """Every row and placeholder in the sort order (sorted again only when they changed)."""
+        source = (*self.rows, *self.pending.values())
+        key = (source, self.sort_column, self.sort_reverse)
+        if self._sorted_for is None or not _same_rows(self._sorted_for, key):
+            column = self.sort_column
+            self._sorted = sorted(
+                source, key=lambda row: sort_value(row, column), reverse=self.sort_reverse
+            )
+            self._sorted_for = key
+        return self._sorted
+
+    def filter_typed(self, value: str) -> None:
+        """The filter text changed: redraw once the keys already typed are in."""
+        self.text_filter = value.strip().lower()
+        if not self._filter_queued:
+            self._filter_queued = True
+            self.call_later(self._filter_due)
+
+    def _filter_due(self) -> None:
+        self._filter_queued = False
+        self._refresh_table()
+
+    def _refresh_table(self) -> None:
+        """Apply filter and sort to the table, keeping the cursor on the same row."""
+        table = self.query_one("#table", DataTable)
+        current = self.shown[table.cursor_row] if 0 <= table.cursor_row < len(self.shown) else None
+        rows = [row for row in self.sorted_rows() if self._visible(row)]
+        same = len(rows) == len(self.shown) and all(
+            a is b for a, b in zip(rows, self.shown, strict=True)
+        )
+        if not same:
+            self.shown = rows
+            self._row_index = {row.key: index for index, row in enumerate(rows)}
+            if isinstance(table, BrowserTable):
+                table.replace_rows([(str(row.key), self.cells_of(row)) for row in rows])
+            else:
+                table.clear()
+                for row in rows:
+                    table.add_row(*self.cells_of(row), key=str(row.key))
+            if current is not None and current.key in self._row_index:
+                table.move_cursor(row=self._row_index[current.key], animate=False)
+        total = len(self.rows) + len(self.pending)
+        shown = f"{len(rows)} of {total}" if len(rows) != total else f"{len(rows)}"
+        self.query_one("#filters", Static).update(self._filters_line(shown), layout=False)
+
+    def _filters_line(self, shown: str) -> Text:
+        return filters_text(
+            self.processor_filter, self.outcome_filter, self.sort_column, self.sort_reverse, shown
+        )
 
     def action_focus_filter(self) -> None:
         """Type to filter rows."""
@@ -66,3 +176,14 @@ class BrowserFilters:
         """Reverse the sort order."""
         self.sort_reverse = not self.sort_reverse
         self._refresh_table()
+
+
+def _same_rows(
+    old: tuple[tuple[BrowserRow, ...], str, bool], new: tuple[tuple[BrowserRow, ...], str, bool]
+) -> bool:
+    """The same row objects in the same order, and the same sort."""
+    return (
+        old[1:] == new[1:]
+        and len(old[0]) == len(new[0])
+        and all(a is b for a, b in zip(old[0], new[0], strict=True))
+    )

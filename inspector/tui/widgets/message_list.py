@@ -101,6 +101,8 @@ class MessageList(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         #: A strategy's decision colouring and labelling the rows (the protocol's view).
         self._decision: Decision | None = None
+        #: Screen line -> the key of the line last drawn there (what a change must repaint).
+        self._drawn: dict[int, tuple[int, int, str, bool, bool, bool]] = {}
 
     # --- attributes down ---------------------------------------------------------------
 
@@ -160,20 +162,33 @@ class MessageList(ScrollView, can_focus=True):
         self.refresh()
 
     def set_decision(self, decision: Decision | None) -> None:
-        """Colour rows by a strategy's regions and label them with its per-message labels."""
+        """Colour rows by a strategy's regions and label them with its per-message labels
+        (the changed marks stay until `set_changed`, which the screen calls next: dropping
+        them here repainted the marked lines twice per key)."""
         self._decision = decision
         if decision is not None:
             self._span = None
-            self._changed = ()
         # no cache to drop: a line's key holds its region and label, so unchanged rows stay
-        self.refresh()
+        self.refresh_changed_lines()
 
     def set_changed(self, changed: Sequence[range]) -> None:
         """Mark rows whose region differs from the recorded decision."""
         if tuple(changed) != self._changed:
             self._changed = tuple(changed)
-            self._cache.clear()
+            self.refresh_changed_lines()  # a line's key holds its changed mark
+
+    def refresh_changed_lines(self) -> None:
+        """Repaint only the visible lines that would be drawn differently now (a tuning key
+        moves a region boundary: a few lines, not the whole list)."""
+        if not self._drawn:
             self.refresh()
+            return
+        top = round(self.scroll_offset.y)
+        width = self.scrollable_content_region.width
+        for y in range(self.scrollable_content_region.height):
+            index = top + y
+            if index < len(self._messages) and self._drawn.get(y) != self._line_key(index, width):
+                self.refresh_line(index)
 
     @property
     def changed_ranges(self) -> tuple[range, ...]:
@@ -189,8 +204,7 @@ class MessageList(ScrollView, can_focus=True):
     def set_matches(self, matches: Collection[int]) -> None:
         """Highlight search matches."""
         self._matches = frozenset(matches)
-        self._cache.clear()
-        self.refresh()
+        self.refresh_changed_lines()  # a line's key holds its match state
 
     @property
     def row_count(self) -> int:
@@ -217,18 +231,29 @@ class MessageList(ScrollView, can_focus=True):
             if not self._messages and y == 0:
                 return Strip([Segment(" (no messages)", Style(dim=True))]).extend_cell_length(width)
             return Strip.blank(width, self.rich_style)
-        region = self.region_of(index)
-        if self._decision is not None:
-            region = f"{region}\t{self.row_label(index)}"
-        is_cursor = index == self.cursor
-        key = (index, width, region, is_cursor, index in self._matches, self.is_changed(index))
+        key = self._line_key(index, width)
+        self._drawn[y] = key
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._build_line(index, width, region, is_cursor)
+            strip = self._build_line(index, width, key[2], key[3])
             if len(self._cache) > 2000:
                 self._cache.clear()
             self._cache[key] = strip
         return strip
+
+    def _line_key(self, index: int, width: int) -> tuple[int, int, str, bool, bool, bool]:
+        """Everything a line's drawing depends on, besides the row's data and the theme."""
+        region = self.region_of(index)
+        if self._decision is not None:
+            region = f"{region}\t{self.row_label(index)}"
+        return (
+            index,
+            width,
+            region,
+            index == self.cursor,
+            index in self._matches,
+            self.is_changed(index),
+        )
 
     @property
     def palette(self) -> Palette:
