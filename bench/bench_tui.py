@@ -305,12 +305,92 @@ async def _run(out: Path, sizes: Sequence[int], browser: int, rounds: int) -> li
     return results
 
 
+# --- the same keys in a real terminal (tmux) --------------------------------------------------
+
+TRIVIAL_COMMAND = "{python} -c 'from bench.bench_tui import TrivialApp; TrivialApp().run()'"
+
+
+def tmux_key_ms(
+    command: str, keys: Sequence[str], rounds: int, session: str = "bench-tui"
+) -> tuple[list[float], list[float]]:
+    """(first frame, settled) milliseconds of each key sent to `command` running in a
+    120x40 tmux pane: the time from `send-keys` until the pane first shows a change, and
+    until its last change before it stays the same for 0.3 s (the side tab included).
+
+    The pane is read with `capture-pane` (a few ms per read, the same for every app), so
+    figures are wall clock at that resolution; compare apps measured in the same run.
+    """
+    import subprocess
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
+
+    def capture() -> str:
+        return tmux("capture-pane", "-p", "-e", "-t", session)
+
+    tmux("kill-session", "-t", session)
+    tmux(
+        "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", str(Path.cwd()), command
+    )
+    last, stable_since = "", time.perf_counter()
+    while time.perf_counter() - stable_since < 1.5:  # started and idle
+        screen = capture()
+        if screen != last or not screen.strip():
+            last, stable_since = screen, time.perf_counter()
+        time.sleep(0.02)
+    first: list[float] = []
+    settled: list[float] = []
+    try:
+        for _ in range(rounds):
+            for key in keys:
+                before = capture()
+                start = time.perf_counter()
+                tmux("send-keys", "-t", session, key)
+                seen, changed_at, first_at = before, start, None
+                while time.perf_counter() - changed_at < (0.3 if first_at else 3.0):
+                    screen = capture()
+                    if screen != seen:
+                        seen, changed_at = screen, time.perf_counter()
+                        first_at = first_at or changed_at
+                if first_at is not None:  # else the key changed nothing on screen
+                    first.append((first_at - start) * 1000)
+                    settled.append((changed_at - start) * 1000)
+    finally:
+        tmux("kill-session", "-t", session)
+    return first, settled
+
+
+def tmux_report(context: Path, rounds: int = 10) -> str:
+    """The inspector's `]`/`[` on `context` beside the trivial app, both in tmux, one run."""
+    import sys
+
+    python = sys.executable
+    inspector = str(Path(python).with_name("inspector"))
+    keys = ("]", "[")
+    lines = []
+    for name, command in (
+        ("trivial app", TRIVIAL_COMMAND.format(python=python)),
+        ("inspector", f"{inspector} {context}"),
+        ("trivial app", TRIVIAL_COMMAND.format(python=python)),
+    ):
+        first, settled = tmux_key_ms(command, keys, rounds)
+        lines.append(
+            f"{name}: first frame median {statistics.median(first):.0f} ms (best "
+            f"{min(first):.0f}), settled median {statistics.median(settled):.0f} ms "
+            f"(best {min(settled):.0f}), {len(first)} keys"
+        )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import sys
 
     from bench.common import out_dir
 
     quick = "--quick" in sys.argv
+    if "--tmux" in sys.argv:
+        print(tmux_report(write_context(out_dir(), 419)))
+        raise SystemExit(0)
     for line in run(
         out_dir(), sizes=(419, 2_000) if quick else (419, 20_000), browser=500 if quick else 5_000
     ):

@@ -12,6 +12,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
+from textual.widgets._footer import FooterKey
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
@@ -20,6 +21,8 @@ from inspector.tui.screens.browser_table import BrowserTable, row_cells, sort_va
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.help import HelpScreen
 from inspector.tui.widgets.message_list import MessageList
+from inspector.tui.widgets.quiet_footer import QuietFooter
+from inspector.tui.widgets.settings_panel import SettingsPanel
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_dumps"
@@ -257,3 +260,64 @@ async def test_a_tuning_key_repaints_only_the_list_lines_whose_region_moved(
         await pilot.pause()
         assert list(context.decision.regions) == regions and lines() == before
         assert drawn == []
+
+
+# --- opening a context: the side tabs after ----------------------------------------------------
+
+
+async def test_the_tune_controls_are_built_when_the_tab_first_opens(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Opening a context builds no tuning control; the Tune tab builds them and shows the
+    settings changed meanwhile (and a problem said meanwhile)."""
+    app = create_app([str(DEMO_DUMP)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        context = app.screen
+        assert isinstance(context, ContextScreen) and context.decision is not None
+        panel = context.query_one(SettingsPanel)
+        assert not panel.built and not panel.query(Input)
+        await pilot.press("plus")  # keep one more recent message, Tune tab not open
+        await settle(app, pilot)
+        context.query_one(SettingsPanel).show_problem("keep_recent: a problem said meanwhile")
+        kept = context.settings.keep_recent_messages  # type: ignore[attr-defined]
+        assert kept == 1
+        context.action_show_tab("tune")
+        await settle(app, pilot)
+        assert panel.built
+        box = panel.query_one("#field-keep_recent_messages", Input)
+        assert box.value == str(kept)
+        assert "a problem said meanwhile" in str(panel.query_one("#settings-problem").content)
+        assert panel.query_one("#row-keep_recent_messages").has_class("-changed")
+
+
+async def test_the_footer_recomposes_only_when_its_keys_change(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Binding refreshes that change nothing shown leave the footer's keys in place; a
+    change of what is shown (the Why tab's flips found, the Tune tab's focus) is drawn."""
+    app = create_app([str(DEMO_DUMP)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        context = app.screen
+        assert isinstance(context, ContextScreen)
+        footer = context.query_one(QuietFooter)
+        keys = list(footer.query(FooterKey))
+        assert keys
+        for _ in range(3):
+            context.refresh_bindings()
+            await pilot.pause()
+        assert list(footer.query(FooterKey)) == keys  # the same widgets: no recompose
+
+        def drawn() -> set[str]:
+            return {key.key for key in footer.query(FooterKey)} - {app.COMMAND_PALETTE_BINDING}
+
+        def wanted() -> set[str]:
+            return {b.key for (_, b, _, _) in context.active_bindings.values() if b.show}
+
+        assert drawn() == wanted()
+        context.action_show_tab("tune")
+        await settle(app, pilot)
+        context.action_focus_side()  # an input has the focus: other bindings apply
+        await settle(app, pilot)
+        assert drawn() == wanted()

@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import DataTable, Input, ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
@@ -57,6 +57,7 @@ from inspector.tui.screens.browser_table import (
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.widgets.live_panel import LivePanel
+from inspector.tui.widgets.quiet_footer import QuietFooter
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
@@ -169,7 +170,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
             yield Static("", id="load-status")
         yield BrowserTable(id="table", cursor_type="row", zebra_stripes=True)
         yield LivePanel(id="live-panel")
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         """Set up the columns and start loading."""

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPane
+from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
@@ -62,6 +62,7 @@ from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
 from inspector.tui.widgets.message_list import MessageList
+from inspector.tui.widgets.quiet_footer import QuietFooter
 from inspector.tui.widgets.settings_panel import SettingsPanel
 from inspector.tui.widgets.why_panel import WhyPanel
 
@@ -175,7 +176,7 @@ class ContextScreen(
             yield Input(
                 placeholder="search messages (Enter: find, Esc: close)", id="search", compact=True
             )
-        yield Footer()
+        yield QuietFooter()
 
     def on_mount(self) -> None:
         """Show the context, then count and decide (in a worker when not yet counted)."""

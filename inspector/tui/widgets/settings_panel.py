@@ -5,6 +5,10 @@ A new processor with new parameters appears here without new UI code. Messages u
 `SettingsPanel.Edited(field, value)` after a control changed to a parseable value,
 `ResetPressed`, `ComparePressed`; the screen validates with the model and calls `show(...)`
 back (programmatic updates never echo). `use_model` rebuilds the controls for another model.
+
+The controls are built the first time the panel is shown (the Tune tab opened): they are
+about half the widgets of the context view, and opening a context does not wait for them.
+What `show` and `show_problem` were given meanwhile is applied once they exist.
 """
 
 from __future__ import annotations
@@ -104,9 +108,27 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         self.optional = {name: optional_kind(model, name) for name in self.fields}
         self._shown: dict[str, Any] = {}
         self._problem = ""
+        #: Whether the controls exist (built when the panel is first shown).
+        self.built = False
+        #: The last `show` arguments received before the controls existed.
+        self._pending: tuple[Settings, Settings | None, tuple[Text, Text] | None] | None = None
+
+    async def on_show(self) -> None:
+        """First shown: build the controls, then show what was waiting."""
+        if self.built:
+            return
+        self.built = True
+        await self.recompose()
+        if self._problem:
+            self.query_one("#settings-problem", Static).update(self._problem)
+        if self._pending is not None:
+            self.show(*self._pending)
+            self._pending = None
 
     def compose(self) -> ComposeResult:
-        """One row per field, the problem line and the field descriptions."""
+        """One row per field, the problem line and the field descriptions (once shown)."""
+        if not self.built:
+            return
         for info in self.fields.values():
             with Horizontal(classes="settings-row", id=f"row-{info.name}"):
                 yield Label(info.name + (" (what-if)" if info.what_if else ""))
@@ -153,7 +175,9 @@ class SettingsPanel(VerticalScroll, can_focus=False):
             self.fields = {info.name: info for info in fields_of(model)}
             self.optional = {name: optional_kind(model, name) for name in self.fields}
             self._shown = {}
-            await self.recompose()
+            self._pending = None
+            if self.built:
+                await self.recompose()
 
     def show(
         self,
@@ -164,6 +188,9 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         """Set every control to `settings`; mark the fields that differ from `recorded`."""
         if type(settings) is not self.model:
             return  # the model is being swapped; the screen shows again when it is
+        if not self.built:
+            self._pending = (settings, recorded, verdicts)
+            return
         if recorded is not None and type(recorded) is self.model:
             self.query_one("#settings-compare-table", Static).update(
                 compare_table(settings, recorded, verdicts, palette_of(self))
@@ -190,7 +217,8 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         """A validation message under the controls (empty clears it; unchanged: no redraw)."""
         if text != self._problem:
             self._problem = text
-            self.query_one("#settings-problem", Static).update(text)
+            if self.built:
+                self.query_one("#settings-problem", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         """A value typed: post it when it parses (the screen validates the range)."""
