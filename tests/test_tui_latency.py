@@ -321,3 +321,46 @@ async def test_the_footer_recomposes_only_when_its_keys_change(
         context.action_focus_side()  # an input has the focus: other bindings apply
         await settle(app, pilot)
         assert drawn() == wanted()
+
+
+# --- tuning keys: repeats coalesced, stale work dropped ----------------------------------------
+
+
+async def test_held_tuning_keys_search_the_flips_once_and_stale_results_are_dropped(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Keys arriving together each re-decide (the verdict follows every one) but the flips
+    are searched once, for the last settings; flips found for settings left behind are
+    not shown."""
+    from textual import events
+
+    app = create_app([str(DEMO_DUMP)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        context = app.screen
+        assert isinstance(context, ContextScreen) and context.flips is not None
+        searched: list[Any] = []
+        find_flips = context.find_flips
+
+        def recorded(key: str, settings: Any) -> Any:
+            searched.append(settings)
+            return find_flips(key, settings)
+
+        context.find_flips = recorded  # type: ignore[method-assign]
+        start = context.settings
+        assert app._driver is not None
+        for key, char in (("plus", "+"), ("plus", "+"), ("right_square_bracket", "]")):
+            event = events.Key(key, char)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await settle(app, pilot, delay=0.4)
+        final = context.settings
+        assert final.keep_recent_messages == start.keep_recent_messages + 2  # type: ignore[attr-defined]
+        assert final.trigger_context_ratio > start.trigger_context_ratio  # type: ignore[attr-defined]
+        assert searched == [final]
+        assert context.flips is not None and context.decision is not None
+        assert context.decision.settings == final
+        shown = context.flips
+        context.post_message(ContextScreen.FlipsFound(context.strategy.key, start, []))
+        await pilot.pause()
+        assert context.flips is shown  # found for the settings left behind: ignored
