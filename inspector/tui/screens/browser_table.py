@@ -183,10 +183,13 @@ class BrowserTable(DataTable[Any]):
         #: -> (cells, row index rendered for, lines). DataTable's own cache is keyed by its
         #: update count, so every filter key rendered every visible cell through Rich again.
         self._cell_lines: dict[tuple[Any, ...], tuple[Sequence[Any], int, Any]] = {}
+        #: Row key -> (cells, its RowKey, Row and cell dict), reused while the cells are.
+        self._made: dict[str, tuple[Sequence[Any], RowKey, Row, dict[Any, Any]]] = {}
 
     def update_cell(self, row_key: Any, column_key: Any, value: Any, **kwargs: Any) -> None:
         """Change one cell (the row's rendered cells are forgotten)."""
         self._measured.pop(str(getattr(row_key, "value", row_key)), None)
+        self._made.pop(str(getattr(row_key, "value", row_key)), None)
         super().update_cell(row_key, column_key, value, **kwargs)
 
     def _render_cell(
@@ -245,18 +248,26 @@ class BrowserTable(DataTable[Any]):
         as with `add_row`).
         """
         self._clear_caches()
-        self._data.clear()
-        self.rows.clear()
-        keys = [column.key for column in self.ordered_columns]
+        columns = [column.key for column in self.ordered_columns]
+        data: dict[RowKey, dict[Any, Any]] = {}
+        table_rows: dict[RowKey, Row] = {}
         locations: dict[RowKey, int] = {}
+        made = self._made
         for index, (key, cells) in enumerate(rows):
-            row_key = RowKey(key)
+            entry = made.get(key)
+            if entry is None or entry[0] is not cells:  # a new row, or new cells for it
+                row_key = RowKey(key)
+                entry = (cells, row_key, Row(row_key, 1), dict(zip(columns, cells, strict=False)))
+                made[key] = entry
+            row_key = entry[1]
             locations[row_key] = index
-            self._data[row_key] = dict(zip(keys, cells, strict=False))
-            self.rows[row_key] = Row(row_key, 1)
+            table_rows[row_key] = entry[2]
+            data[row_key] = entry[3]
             if self._measured.get(key) is not cells:
                 self._measured[key] = cells
                 self._new_rows.add(row_key)
+        self._data = data
+        self.rows = table_rows
         self._row_locations = TwoWayDict(locations)
         self._require_update_dimensions = True
         self._update_count += 1
