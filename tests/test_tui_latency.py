@@ -80,9 +80,13 @@ async def test_a_screen_below_an_opaque_one_never_repaints_it(
         assert app._background_screens == [context]
         await pilot.press("escape")
         await settle(app, pilot)
+        await pilot.resize_terminal(100, 30)  # resized while covered: laid out on return
+        await settle(app, pilot)
         app.pop_screen()
         await settle(app, pilot)
         assert app.screen is browser and browser.is_current
+        assert browser.size == app.size == (100, 30)
+        assert browser.query_one("#table").size.width == 100
 
 
 # --- the browser's incremental filter ------------------------------------------------------
