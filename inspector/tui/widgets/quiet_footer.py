@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.dom import NoScreen
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -51,7 +52,12 @@ class QuietFooter(Footer):
 
     async def _recompose_if_changed(self) -> None:
         self._queued = False
-        shown = self.shown_keys()
+        if not self.is_attached or self._closing or self._closed:
+            return  # the screen went away meanwhile
+        try:
+            shown = self.shown_keys()
+        except NoScreen:
+            return
         if shown == self._shown:
             return
         self._shown = shown
