@@ -368,20 +368,3 @@ async def test_held_tuning_keys_search_the_flips_once_and_stale_results_are_drop
         context.post_message(ContextScreen.FlipsFound(context.strategy.key, start, []))
         await pilot.pause()
         assert context.flips is shown  # found for the settings left behind: ignored
-
-
-async def test_a_footer_check_queued_as_its_screen_closes_does_nothing(
-    counters: dict[str, TokenCounter],
-) -> None:
-    """Bindings changed just before the context screen is popped: the footer's queued check
-    finds no screen and lets it go (it used to raise NoScreen)."""
-    app = create_app([str(DEMO_DUMP)], counters=counters)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        context = app.screen
-        assert isinstance(context, ContextScreen)
-        context.refresh_bindings()
-        app.pop_screen()
-        await settle(app, pilot)
-        assert isinstance(app.screen, BrowserScreen)
-        assert app.return_code is None and app._exception is None
