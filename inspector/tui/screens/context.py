@@ -487,13 +487,15 @@ class ContextScreen(
 
         worker = get_current_worker()
         flips: list[Flip] = []
-        for flip in self.strategy.flips(self._prepared(self.strategy), settings):
+        # pinned messages are kept out of the span here too (the CLI's `why --pin`)
+        prepared, prepare = self.flips_context(self.strategy, settings)
+        for flip in self.strategy.flips(prepared, settings):
             if worker.is_cancelled or settings != self.settings:
                 return  # stale: the settings moved on
             flips.append(flip)
         found = len(flips)
         if self.snapshot is not None:
-            flips = holding_flips(flips, self.snapshot, key, self.counters, self._prepared)
+            flips = holding_flips(flips, prepared.snapshot, key, self.counters, prepare)
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 

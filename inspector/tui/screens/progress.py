@@ -98,8 +98,9 @@ class PrecomputedCompareScreen(CompareScreen):
         entries: Sequence[CompareEntry],
         counters: dict[str, TokenCounter],
         mode: str,
+        pins: frozenset[int] = frozenset(),
     ) -> None:
-        super().__init__(artifact, entries, counters, mode)
+        super().__init__(artifact, entries, counters, mode, pins)
         self._given = comparison
 
     def compute(self) -> Any:  # type: ignore[override]
@@ -123,7 +124,7 @@ class StrategiesLauncher:
     _progress: ProgressScreen | None = None
     _compare_worker: Worker[Any] | None = None
     _steps: int = 0
-    _compare_args: tuple[Artifact, Sequence[CompareEntry], str] | None = None
+    _compare_args: tuple[Artifact, Sequence[CompareEntry], str, frozenset[int]] | None = None
 
     app: Any
     counters: dict[str, TokenCounter]
@@ -135,15 +136,20 @@ class StrategiesLauncher:
         def post_message(self, message: TextualMessage) -> bool: ...
 
     def launch_strategies(
-        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
+        self,
+        artifact: Artifact,
+        entries: Sequence[CompareEntry],
+        mode: str,
+        pins: frozenset[int] = frozenset(),
     ) -> None:
         """Compare in a worker; show progress after `SHOW_AFTER` s; open the view when done.
 
-        `entries`: the columns; `mode`: the token counter the columns are counted with."""
-        self._compare_args = (artifact, tuple(entries), mode)
+        `entries`: the columns; `mode`: the token counter the columns are counted with;
+        `pins`: the messages kept verbatim (the context view's what-if)."""
+        self._compare_args = (artifact, tuple(entries), mode, pins)
         self._progress = None
         self._steps = len(entries)
-        self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode)
+        self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode, pins)
         worker = self._compare_worker
         self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker))
 
@@ -161,14 +167,18 @@ class StrategiesLauncher:
 
     @work(thread=True, exclusive=True, group="strategies", exit_on_error=False)
     def compare_in_steps(
-        self, artifact: Artifact, entries: Sequence[CompareEntry], mode: str
+        self,
+        artifact: Artifact,
+        entries: Sequence[CompareEntry],
+        mode: str,
+        pins: frozenset[int] = frozenset(),
     ) -> None:
         """One strategy per step; the joined comparison posted last."""
         worker = get_current_worker()
         parts: list[Comparison] = []
         for index, entry in enumerate(entries):
             self.post_message(StepDone(index, entry.strategy.key))
-            parts.append(comparison_for(artifact, (entry,), self.counters, mode))
+            parts.append(comparison_for(artifact, (entry,), self.counters, mode, pins))
             if worker.is_cancelled:
                 return
         joined = dataclasses.replace(
@@ -188,7 +198,7 @@ class StrategiesLauncher:
         self._compare_worker = None
         if progress is not None and progress.is_attached and not progress.cancelled:
             progress.dismiss(True)
-        artifact, entries, mode = self._compare_args
+        artifact, entries, mode, pins = self._compare_args
         self.app.push_screen(
-            PrecomputedCompareScreen(message.result, artifact, entries, self.counters, mode)
+            PrecomputedCompareScreen(message.result, artifact, entries, self.counters, mode, pins)
         )
