@@ -295,7 +295,7 @@ class ContextScreen(
             self.query_one("#verdict", Static).update(
                 Text(f"counting tokens ({ready[1] or self.strategy.processor}) …", "dim")
             )
-            self.count(self.strategy, settings)
+            self.watch_count(self.count(self.strategy, settings), ready[1])
             return
         try:
             decision = self.strategy.decide(self._prepared(self.strategy), settings, self.artifact)

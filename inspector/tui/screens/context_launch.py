@@ -26,11 +26,11 @@ from inspector.core.strategy.base import (
 from inspector.core.strategy.fields import fields_of
 from inspector.core.tokens import TokenCounter
 from inspector.render.message_detail import message_plain_text
-from inspector.tui.screens.progress import StrategiesLauncher
+from inspector.tui.screens.progress import CountProgress, StrategiesLauncher
 from inspector.tui.widgets.message_list import MessageList
 
 
-class ContextLaunch(StrategiesLauncher):
+class ContextLaunch(StrategiesLauncher, CountProgress):
     """Sweep, strategies, re-run and the copy commands."""
 
     artifact: Artifact

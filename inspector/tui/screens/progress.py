@@ -1,5 +1,7 @@
 """Progress for long work started from the context view: a modal with a bar, the step in
-hand and Esc to cancel; and the strategies view (`C`) computed in steps behind it.
+hand and Esc to cancel; the strategies view (`C`) computed in steps behind it; and the
+first count of a context in a token mode (opening a big context, `p`, `m`), with the
+messages counted so far (`CountProgress`).
 
 The modal shows only when the work takes longer than `SHOW_AFTER` seconds. The strategies
 comparison runs one processor per step (`compare_screen.comparison_for` on each, outcomes
@@ -22,11 +24,15 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.message import Message as TextualMessage
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact
 from inspector.core.compare import CompareEntry, Comparison
+from inspector.core.messages import Message
+from inspector.core.snapshot import ContextSnapshot
+from inspector.core.strategy.base import Decision, Settings, Strategy
 from inspector.core.tokens import TokenCounter
 from inspector.tui.screens.compare_screen import CompareScreen, comparison_for
 
@@ -55,7 +61,10 @@ class ProgressScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Title, bar, step line."""
         with Vertical(id="progress-box"):
-            yield Static(Text(self.title_text, "bold"), id="progress-title")
+            yield Static(
+                Text(self.title_text, "bold", no_wrap=True, overflow="ellipsis"),
+                id="progress-title",
+            )
             yield ProgressBar(total=self.total, show_eta=False, id="progress-bar")
             yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step")
 
@@ -80,7 +89,7 @@ class ProgressScreen(ModalScreen[bool]):
         done, what = self._latest
         bar.update(progress=done)
         seconds = time.monotonic() - self.started
-        line.update(Text(f"{done}/{self.total}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim"))
+        line.update(Text(f"{done:,}/{self.total:,}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim"))
 
     def action_cancel(self) -> None:
         """Stop waiting: the work is cancelled between its steps."""
@@ -202,3 +211,124 @@ class StrategiesLauncher:
         self.app.push_screen(
             PrecomputedCompareScreen(message.result, artifact, entries, self.counters, mode, pins)
         )
+
+
+#: Messages sampled (evenly spaced) to estimate how far a count has come.
+PROBE_SAMPLE = 500
+#: Seconds between two looks at a running count.
+PROBE_EVERY = 0.25
+
+
+def counted_share(messages: Sequence[Message], counters: Sequence[TokenCounter]) -> float:
+    """The share of `messages` (0..1) one of `counters` already knows, from an even sample
+    (a count goes through the messages in order, caching each)."""
+    if not messages:
+        return 1.0
+    step = max(len(messages) // PROBE_SAMPLE, 1)
+    sample = messages[::step]
+    known = max(sum(1 for m in sample if counter.knows(m)) for counter in counters)
+    return known / len(sample)
+
+
+def probe_counters(counters: dict[str, TokenCounter], key: str) -> list[TokenCounter]:
+    """The counters a count under `key` ("mode" or "mode@profile") may fill: the mode's,
+    and the same with the releases' other character divisors."""
+    counter = counters.get(key.partition("@")[0])
+    if counter is None:
+        return list(counters.values())
+    return [counter, *(counter.with_divisors(d, d) for d in (3, 4))]
+
+
+class CountProgress:
+    """Mixin of ContextScreen: a count that takes longer than `SHOW_AFTER` s shows the
+    progress modal (messages counted, a percentage); Esc stops waiting for it. Opening the
+    context then goes back to the browser; a `p` or `m` goes back to the previous strategy
+    and settings (the count goes on in the background and is kept for the next time)."""
+
+    app: Any
+    counters: dict[str, TokenCounter]
+    snapshot: ContextSnapshot | None
+    strategy: Strategy
+    decision: Decision | None
+    _count_progress: ProgressScreen | None = None
+    _count_timer: Timer | None = None
+
+    if TYPE_CHECKING:  # provided by the screen; declared for type checkers
+
+        def set_timer(self, delay: float, callback: Any = None, *args: Any, **kw: Any) -> Any: ...
+
+        def set_interval(self, interval: float, callback: Any = None, **kw: Any) -> Any: ...
+
+        def apply_settings(self, settings: Settings) -> None: ...
+
+        def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None: ...
+
+        @property
+        def is_current(self) -> bool: ...
+
+    def watch_count(self, worker: Worker[Any], key: str) -> None:
+        """Watch the count `worker` (under counting key `key`); progress after `SHOW_AFTER` s."""
+        if self._count_timer is not None:
+            self._count_timer.stop()
+        self._count_timer = None
+        previous = self.decision
+        back: tuple[str, Settings] | None = (
+            (previous.strategy, previous.settings) if previous is not None else None
+        )
+        self.set_timer(SHOW_AFTER, lambda: self._show_count(worker, key, back))
+
+    def _show_count(self, worker: Worker[Any], key: str, back: tuple[str, Settings] | None) -> None:
+        if worker.is_finished or self.snapshot is None or self._count_progress is not None:
+            return
+        messages = self.snapshot.messages
+        title = f"counting tokens ({key.partition('@')[0]})"
+        if back is None:
+            title = f"opening: {title} of {self.snapshot.id}"
+        progress = ProgressScreen(title, len(messages))
+        self._count_progress = progress
+        probes = probe_counters(self.counters, key)
+
+        def look() -> None:
+            if worker.is_finished or not progress.is_attached:
+                self._close_count(progress)
+                return
+            done = round(counted_share(messages, probes) * len(messages))
+            what = "messages counted" if done < len(messages) else "deciding, checking findings …"
+            progress.step(done, what)
+
+        def closed(finished: bool | None) -> None:
+            self._stop_count_timer()
+            self._count_progress = None
+            if finished:
+                return
+            worker.cancel()
+            if back is None:  # back to the browser, once the modal is off the stack
+                self.app.call_later(self._leave)
+                return
+            strategy_key, settings = back
+            from inspector.core.strategy import registry
+
+            strategy = registry.get(strategy_key)
+            if strategy.key != self.strategy.key:
+                self.switch_strategy(strategy, settings)
+            else:
+                self.apply_settings(settings)
+
+        self.app.push_screen(progress, closed)
+        look()
+        self._count_timer = self.set_interval(PROBE_EVERY, look)
+
+    def _leave(self) -> None:
+        if self.is_current:
+            self.app.pop_screen()
+
+    def _stop_count_timer(self) -> None:
+        if self._count_timer is not None:
+            self._count_timer.stop()
+            self._count_timer = None
+
+    def _close_count(self, progress: ProgressScreen) -> None:
+        """The count ended: close its modal."""
+        self._stop_count_timer()
+        if progress.is_attached and not progress.cancelled:
+            progress.dismiss(True)
