@@ -467,6 +467,10 @@ class ContextScreen(
     def count(self, strategy: Strategy, settings: Settings) -> None:
         """The first decision of a strategy in a token mode (counts every message)."""
         decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
+        from textual.worker import get_current_worker
+
+        if get_current_worker().is_cancelled:
+            return  # no one waits for it (Esc on its progress, or a newer count)
         ready = (strategy.key, strategy.counting_key(settings))
         self.post_message(self.Counted(ready, settings, decision))
 

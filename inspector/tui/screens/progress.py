@@ -32,7 +32,7 @@ from inspector.core.artifact import Artifact
 from inspector.core.compare import CompareEntry, Comparison
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.strategy.base import Decision, Settings, Strategy
+from inspector.core.strategy.base import Decision, Flip, Settings, Strategy
 from inspector.core.tokens import TokenCounter
 from inspector.tui.screens.compare_screen import CompareScreen, comparison_for
 
@@ -48,6 +48,7 @@ class ProgressScreen(ModalScreen[bool]):
     ProgressScreen { align: center middle; }
     ProgressScreen #progress-box { width: 60; max-width: 95%; height: auto; border: round $accent; background: $surface; padding: 0 1; }
     ProgressScreen #progress-bar { width: 100%; }
+    ProgressScreen #progress-title { text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, title: str, total: int) -> None:
@@ -249,7 +250,9 @@ class CountProgress:
     counters: dict[str, TokenCounter]
     snapshot: ContextSnapshot | None
     strategy: Strategy
+    settings: Settings
     decision: Decision | None
+    flips: list[Flip] | None
     _count_progress: ProgressScreen | None = None
     _count_timer: Timer | None = None
 
@@ -259,7 +262,7 @@ class CountProgress:
 
         def set_interval(self, interval: float, callback: Any = None, **kw: Any) -> Any: ...
 
-        def apply_settings(self, settings: Settings) -> None: ...
+        def _redraw(self) -> None: ...
 
         def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None: ...
 
@@ -272,12 +275,12 @@ class CountProgress:
             self._count_timer.stop()
         self._count_timer = None
         previous = self.decision
-        back: tuple[str, Settings] | None = (
-            (previous.strategy, previous.settings) if previous is not None else None
-        )
+        back = (previous, self.flips) if previous is not None else None
         self.set_timer(SHOW_AFTER, lambda: self._show_count(worker, key, back))
 
-    def _show_count(self, worker: Worker[Any], key: str, back: tuple[str, Settings] | None) -> None:
+    def _show_count(
+        self, worker: Worker[Any], key: str, back: tuple[Decision, list[Flip] | None] | None
+    ) -> None:
         if worker.is_finished or self.snapshot is None or self._count_progress is not None:
             return
         messages = self.snapshot.messages
@@ -305,18 +308,25 @@ class CountProgress:
             if back is None:  # back to the browser, once the modal is off the stack
                 self.app.call_later(self._leave)
                 return
-            strategy_key, settings = back
-            from inspector.core.strategy import registry
-
-            strategy = registry.get(strategy_key)
-            if strategy.key != self.strategy.key:
-                self.switch_strategy(strategy, settings)
-            else:
-                self.apply_settings(settings)
+            self._restore(*back)
 
         self.app.push_screen(progress, closed)
         look()
         self._count_timer = self.set_interval(PROBE_EVERY, look)
+
+    def _restore(self, decision: Decision, flips: list[Flip] | None) -> None:
+        """Back to the decision shown before the count: as it was (nothing decided again)
+        under the same strategy; another strategy is switched back to."""
+        from inspector.core.strategy import registry
+
+        strategy = registry.get(decision.strategy)
+        if strategy.key != self.strategy.key:
+            self.switch_strategy(strategy, decision.settings)
+            return
+        self.settings = decision.settings
+        self.decision = decision
+        self.flips = flips
+        self._redraw()
 
     def _leave(self) -> None:
         if self.is_current:
