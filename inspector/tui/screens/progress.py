@@ -58,6 +58,8 @@ class ProgressScreen(ModalScreen[bool]):
         self.started = time.monotonic()
         self.cancelled = False
         self._latest: tuple[int, str] | None = None
+        #: True while the step in hand cannot be measured (see `step`).
+        self.open_ended = False
 
     def compose(self) -> ComposeResult:
         """Title, bar, step line."""
@@ -69,10 +71,12 @@ class ProgressScreen(ModalScreen[bool]):
             yield ProgressBar(total=self.total, show_eta=False, id="progress-bar")
             yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step")
 
-    def step(self, done: int, what: str) -> None:
+    def step(self, done: int, what: str, *, open_ended: bool = False) -> None:
         """`done` steps finished; `what` is the one now running (drawn once composed: a step
-        may arrive between the push and the first compose)."""
+        may arrive between the push and the first compose). `open_ended`: the rest cannot
+        be measured (the bar pulses instead of standing at a percentage)."""
         self._latest = (done, what)
+        self.open_ended = open_ended
         self._draw()
 
     def on_mount(self) -> None:
@@ -88,7 +92,7 @@ class ProgressScreen(ModalScreen[bool]):
         except NoMatches:
             return  # not composed yet: on_mount draws it
         done, what = self._latest
-        bar.update(progress=done)
+        bar.update(total=None if self.open_ended else self.total, progress=done)
         seconds = time.monotonic() - self.started
         line.update(Text(f"{done:,}/{self.total:,}: {what}  ({seconds:.1f} s, Esc: cancel)", "dim"))
 
@@ -292,12 +296,17 @@ class CountProgress:
         probes = probe_counters(self.counters, key)
 
         def look() -> None:
-            if worker.is_finished or not progress.is_attached:
-                self._close_count(progress)
+            if progress.cancelled:
+                return
+            if worker.is_finished:
+                if progress.is_attached:  # else not mounted yet: the next look closes it
+                    self._close_count(progress)
                 return
             done = round(counted_share(messages, probes) * len(messages))
-            what = "messages counted" if done < len(messages) else "deciding, checking findings …"
-            progress.step(done, what)
+            if done < len(messages):
+                progress.step(done, "messages counted")
+            else:  # counted: the decision and its findings cannot be measured
+                progress.step(done, "counted; deciding, checking findings …", open_ended=True)
 
         def closed(finished: bool | None) -> None:
             self._stop_count_timer()
