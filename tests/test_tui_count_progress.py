@@ -128,5 +128,6 @@ async def test_m_and_p_show_progress_and_esc_keeps_the_previous_settings(
         await settle(app, pilot)
         assert screen.strategy.key == first and screen.decision is not None
         assert screen.decision.strategy == first
+        assert screen.decision is decided  # shown as it was: nothing decided again
         verdict = str(screen.query_one("#verdict", Static).render())
         assert "counting tokens" not in verdict

@@ -257,6 +257,9 @@ class CountProgress:
     settings: Settings
     decision: Decision | None
     flips: list[Flip] | None
+    recorded: Settings
+    recorded_decision: Decision | None
+    _side_keys: dict[str, object]
     _count_progress: ProgressScreen | None = None
     _count_timer: Timer | None = None
 
@@ -267,6 +270,12 @@ class CountProgress:
         def set_interval(self, interval: float, callback: Any = None, **kw: Any) -> Any: ...
 
         def _redraw(self) -> None: ...
+
+        def _show_title(self) -> None: ...
+
+        def refresh_bindings(self) -> None: ...
+
+        def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
 
         def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None: ...
 
@@ -324,14 +333,32 @@ class CountProgress:
         self._count_timer = self.set_interval(PROBE_EVERY, look)
 
     def _restore(self, decision: Decision, flips: list[Flip] | None) -> None:
-        """Back to the decision shown before the count: as it was (nothing decided again)
-        under the same strategy; another strategy is switched back to."""
+        """Back to the decision shown before the count, as it was: nothing is decided again
+        (on a big context that is the long part); another strategy's Tune panel comes back."""
         from inspector.core.strategy import registry
 
         strategy = registry.get(decision.strategy)
-        if strategy.key != self.strategy.key:
-            self.switch_strategy(strategy, decision.settings)
+        if strategy.key == self.strategy.key:
+            self._show_decision(decision, flips)
             return
+        assert self.snapshot is not None
+        self.strategy = strategy
+        self.recorded = strategy.recorded_settings(self.snapshot)
+        self.recorded_decision = None
+        self._side_keys.clear()
+        self._show_title()
+
+        async def swap() -> None:
+            from inspector.tui.widgets.settings_panel import SettingsPanel
+
+            await self.query_one(SettingsPanel).use_model(strategy.settings_model)
+            self.refresh_bindings()
+            self._show_decision(decision, flips)
+
+        screen: Any = self  # a Textual screen (the mixin declares no DOMNode methods)
+        screen.run_worker(swap(), exclusive=True, group="panel")
+
+    def _show_decision(self, decision: Decision, flips: list[Flip] | None) -> None:
         self.settings = decision.settings
         self.decision = decision
         self.flips = flips
