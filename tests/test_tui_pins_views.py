@@ -42,7 +42,7 @@ def cli_flip_rows(
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     start = next(i for i, line in enumerate(lines) if "Smallest change" in line)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for line in lines[start + 2 :]:
         cells = line.strip("│ ").split()
         if len(cells) < 4:
