@@ -40,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
             print_json_line(why_json(artifact, evaluated.decision))
             continue
         evaluated, flips, _ = with_pins(report, evaluated, pins)
-        console.print(why_report(artifact, evaluated.decision, flips))
+        console.print(why_report(artifact, evaluated.decision, flips.flips, dropped=flips.dropped))
     return report.exit_status
