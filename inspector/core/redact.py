@@ -142,6 +142,17 @@ def _may_hold_secret(text: str) -> bool:
     return False
 
 
+def apply_masks(text: str) -> str:
+    """Every mask of `Masker.text` after the literals, without the pre-check."""
+    if "-----BEGIN " in text:
+        text = _PEM_RE.sub(lambda m: f"-----BEGIN {m.group(1)}-----{MASK}", text)
+    if "://" in text:
+        text = _URL_CREDENTIALS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}:{MASK}@", text)
+    text = _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    text = _KEY_RE.sub(MASK, text)
+    return _mask_assignments(text)
+
+
 def _harmless(value: str) -> bool:
     """Values an assignment may hold that are no secret: null-ish words and plain numbers
     (`"token": 5` in token statistics)."""
@@ -181,15 +192,7 @@ class Masker:
             return text
         if self._literal_re is not None:
             text = self._literal_re.sub(MASK, text)
-        if not _may_hold_secret(text):
-            return text
-        if "-----BEGIN " in text:
-            text = _PEM_RE.sub(lambda m: f"-----BEGIN {m.group(1)}-----{MASK}", text)
-        if "://" in text:
-            text = _URL_CREDENTIALS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}:{MASK}@", text)
-        text = _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-        text = _KEY_RE.sub(MASK, text)
-        return _mask_assignments(text)
+        return apply_masks(text) if _may_hold_secret(text) else text
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON value with secret strings and secret-named fields masked."""
