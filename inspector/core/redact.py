@@ -175,6 +175,8 @@ class Masker:
             re.compile("|".join(re.escape(s) for s in self.literals)) if self.literals else None
         )
         self._memo: dict[str, str] = {}
+        self._changed: dict[str, bool] = {}
+        self._keys: dict[str, int] = {}
 
     def with_secrets(self, secrets: Iterable[str]) -> Masker:
         """A masker that also masks these literals."""
@@ -209,25 +211,58 @@ class Masker:
 
     def _changes(self, value: Any) -> bool:
         """True when `_value(value)` would differ from `value` as JSON; also for any type but
-        the exact JSON ones (the copy decides for those)."""
-        kind = type(value)
-        if kind is str:
-            return self._short_text(value) != value
-        if kind is dict:
-            for key, item in value.items():
-                if type(key) is str:
-                    if isinstance(item, str) and item and _secret_field_memo(key):
+        the exact JSON ones (the copy decides for those). A loop over a stack, each distinct
+        string and key judged once (`_string_changes`, `_key_state`)."""
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is dict:
+                for key, inner in item.items():
+                    if type(key) is str:
+                        state = self._keys.get(key)
+                        if state is None:
+                            state = self._key_state(key)
+                        if state == _KEY_CHANGES or (
+                            state == _KEY_SECRET and isinstance(inner, str) and inner
+                        ):
+                            return True
+                    elif not (key is None or type(key) in _SCALARS):
                         return True
-                    if self._short_text(key) != key:
-                        return True
-                elif not (key is None or type(key) in (int, float, bool)):
+                    stack.append(inner)
+            elif kind is list or kind is tuple:
+                stack.extend(item)
+            elif kind is str:
+                if item and self._string_changes(item):
                     return True
-                if self._changes(item):
-                    return True
-            return False
-        if kind is list or kind is tuple:
-            return any(self._changes(item) for item in value)
-        return not (value is None or kind is int or kind is float or kind is bool)
+            elif not (item is None or kind in _SCALARS):
+                return True
+        return False
+
+    def _string_changes(self, text: str) -> bool:
+        """`self.text(text) != text`, remembered for short strings."""
+        if len(text) > _MEMO_MAX_CHARS:
+            return self.text(text) != text
+        changes = self._changed.get(text)
+        if changes is None:
+            if len(self._changed) >= _MEMO_MAX_ENTRIES:
+                self._changed.clear()
+            changes = self._changed[text] = self._short_text(text) != text
+        return changes
+
+    def _key_state(self, key: str) -> int:
+        """How masking treats a field name: masked itself, naming a secret (its string value
+        is masked), or kept."""
+        if len(self._keys) >= _MEMO_MAX_ENTRIES:
+            self._keys.clear()
+        if self._short_text(key) != key:
+            state = _KEY_CHANGES
+        elif _secret_field_memo(key):
+            state = _KEY_SECRET
+        else:
+            state = _KEY_KEPT
+        self._keys[key] = state
+        return state
 
     def _value(self, value: Any) -> Any:
         """`value` masked: exact JSON types by a type test (the common case), anything else
@@ -280,6 +315,9 @@ class Masker:
         return masked
 
 
+_SCALARS = (int, float, bool)
+#: What a field name does under masking (`Masker._key_state`).
+_KEY_KEPT, _KEY_SECRET, _KEY_CHANGES = 0, 1, 2
 #: Strings up to this length are remembered by `Masker._short_text`, at most this many per
 #: masker (the memo is emptied when full): a few MB at most.
 _MEMO_MAX_CHARS = 512
