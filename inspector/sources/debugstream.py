@@ -33,8 +33,8 @@ from inspector.sources.debuglog import (
 from inspector.sources.jsonio import (
     MAX_LINE_BYTES,
     ReadProblem,
-    check_value,
     loads_strict,
+    parsed_too_deep,
     summarize_problems,
 )
 from inspector.sources.llm_request import LLM_REQUEST_FILE, is_llm_request
@@ -149,9 +149,8 @@ class _RunBuilder:
 def _record(raw: bytes, number: int, source: str) -> DebugRecord:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
     document = loads_strict(raw.decode("utf-8"))
-    problem = check_value(document)
-    if problem is not None:
-        raise ValueError(problem)
+    if parsed_too_deep(document):  # infinite numbers: refused by `loads_strict`
+        raise ValueError("depth")
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
     if is_llm_request(document):
