@@ -54,6 +54,8 @@ def test_real_files_give_json_loads_value() -> None:
         expected = json.loads(path.read_bytes())
         for chunk in (1, 7, 4096):
             assert load_streaming(path, chunk_bytes=chunk) == expected, (path, chunk)
+        for chunk, big in ((7, 64), (300, 1024)):  # big values walked, long strings in pieces
+            assert load_streaming(path, chunk_bytes=chunk, big_chars=big) == expected, path
         _same_read(path)
 
 
