@@ -6,8 +6,8 @@ record of the file: a line is read (at most `MAX_LINE_BYTES`; a longer one is sk
 without being held), parsed, checked as the batch reader checks it
 (`debuglog.check_debug_record`), and added to its key's open run; the next
 `threshold_check` of that key closes the run, which is then given its outcome
-(`core.timeline.link_runs` with no dumps) and yielded as the same debug artifact the
-loader makes. What differs from `inspector.sources.loader`, by design: runs come in the
+(`core.timeline.settle_alone`: `link_runs` with no dumps) and yielded as the same debug
+artifact the loader makes. What differs from `inspector.sources.loader`, by design: runs come in the
 order they complete (the loader groups them by key), the error line for unreadable
 records comes after the runs (one `LoadError`, as the loader words it), a run's timeline is
 the run itself, and records are taken in file order (openJiuwen appends them as they
@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, link_runs
+from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, settle_alone
 from inspector.sources.debuglog import (
     check_debug_record,
     debug_artifact,
@@ -142,7 +142,7 @@ class _RunBuilder:
             retries=tuple(state["retries"]),
             other_events=tuple(state["other"]),
         )
-        (done,), _ = link_runs([run], [], dumps_loaded=False)  # a log given alone
+        done = settle_alone(run)  # a log given alone: link_runs with no dumps
         return debug_artifact(done, [done.to_dict()])
 
 
