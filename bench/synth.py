@@ -295,7 +295,7 @@ def dump_document(
         "trigger": {
             "context_max": before_tokens + 10_000,
             "total_tokens_before": before_tokens,
-            "target_tokens": before_tokens - after_tokens,
+            "target_tokens": max(before_tokens - after_tokens, 0),
         },
         "span": {
             "preserved_prefix_count": prefix,
@@ -452,7 +452,7 @@ def write_folder(
                 session,
                 f"ctx_{session_index}",
                 ms / 1000,
-                tail=rng.randrange(1, 6),
+                tail=rng.randrange(1, min(6, messages_per_dump - 1)),
             )
             write_dump(
                 base / "compression_logs" / f"{ms}_{processor}_{safe(session)}.json", document
