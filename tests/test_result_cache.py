@@ -156,6 +156,16 @@ def test_nothing_is_written_into_the_folder_of_a_source(
     assert {"token-counts-v1.sqlite3"} >= set(os.listdir(dump.parent)) - set(before)
 
 
+def test_clear_deletes_the_stored_results(
+    cache_dir: Path, dump: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _why(capfd, str(dump))
+    [entry] = _entries(cache_dir)
+    size = entry.stat().st_size
+    assert result_cache.clear(cache_dir) == size
+    assert _entries(cache_dir) == []
+
+
 def test_eviction_keeps_the_most_recently_used(tmp_path: Path) -> None:
     folder = tmp_path / SUBDIR
     folder.mkdir()

@@ -307,6 +307,24 @@ def evict(folder: Path, max_bytes: int) -> int:
     return deleted
 
 
+def clear(directory: Path | None = None) -> int:
+    """Delete every stored result (for `inspector cache clear`); bytes freed."""
+    if directory is None:
+        from inspector.sources.cache import default_cache_dir
+
+        directory = default_cache_dir()
+    freed = 0
+    folder = directory / SUBDIR
+    if folder.is_dir():
+        for item in folder.iterdir():
+            if item.name.endswith(SUFFIX) and item.is_file() and not item.is_symlink():
+                with contextlib.suppress(OSError):
+                    size = item.stat().st_size
+                    item.unlink()
+                    freed += size
+    return freed
+
+
 # --- recording and replaying a run's output -----------------------------------------------
 
 
