@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,25 @@ def test_entry_format_round_trips_text_and_bytes(tmp_path: Path) -> None:
     assert path.read_bytes().startswith(b'{"format": "' + FORMAT.encode())
     assert result_cache.read_entry(path, "k") == (1, events)
     assert result_cache.read_entry(path, "other key") is None  # a misnamed file is foreign
+
+
+def test_only_runs_that_printed_are_stored_and_replayed_with_their_status(
+    cache_dir: Path, dump: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = argparse.Namespace(sources=[str(dump)], json=True)
+    assert result_cache.cached_run("why", args, lambda a: 0, cache_dir) == 0
+    assert _entries(cache_dir) == []
+
+    def prints(_: argparse.Namespace) -> int:
+        print('{"kind": "x"}')
+        print("note: something", file=sys.stderr)
+        return 3
+
+    assert result_cache.cached_run("why", args, prints, cache_dir) == 3
+    first = capsys.readouterr()
+    assert len(_entries(cache_dir)) == 1
+    assert result_cache.cached_run("why", args, _fail, cache_dir) == 3
+    again = capsys.readouterr()
+    assert (
+        (again.out, again.err) == (first.out, first.err) == ('{"kind": "x"}\n', "note: something\n")
+    )

@@ -399,8 +399,8 @@ def cached_run(
     """`run(args)`, or its stored output replayed when a run with the same key was stored.
 
     Only `--json` runs are cached (a text report depends on the terminal). The output is
-    passed through while it is recorded; it is stored when the run returned and no source
-    changed meanwhile.
+    passed through while it is recorded; it is stored when the run returned, printed
+    something on stdout and no source changed meanwhile.
     """
     found = plan(command, args, directory) if getattr(args, "json", False) else None
     if found is None:
@@ -415,6 +415,9 @@ def cached_run(
     events: list[Event] = []
     with _recording(events):
         status = run(args)
-    if all(_unchanged(f) for f in found.files):
+    # nothing on stdout: nothing worth replaying (and a writer that bypassed sys.stdout
+    # would otherwise be replayed as silence)
+    printed = any(stream == "o" and payload for stream, _, payload in events)
+    if printed and all(_unchanged(f) for f in found.files):
         write_entry(found.path, found.key, status, events)
     return status
