@@ -103,6 +103,11 @@ def test_key_changes_with_flags_code_and_counting(
     monkeypatch.undo()
     monkeypatch.setattr(result_cache, "code_fingerprint", lambda: "another release")
     assert key(trigger_ratio=None) != base
+    monkeypatch.undo()
+    from inspector.core.strategy import registry
+
+    monkeypatch.setattr(registry, "STRATEGIES", (*registry.STRATEGIES, "tests.plugins.keep_last:X"))
+    assert key(trigger_ratio=None) != base
 
 
 def test_a_changed_flag_is_not_served_from_another_entry(

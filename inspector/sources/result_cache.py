@@ -11,7 +11,8 @@ stored, and a later run with the same key replays it. The key is a SHA-256 of
   a file changed in place with the same size and mtime still gets a new key;
 * the inspector's version and a fingerprint of its code (name, size and mtime of every
   `.py` file of the package: the strategy registry, the selection rules and the report
-  builder are in there), and the token-counting mode (which cl100k encoder, if any, and
+  builder are in there), the strategy registry's lines (with the file of any plugin
+  strategy module outside the package), and the token-counting mode (which cl100k encoder, if any, and
   the token cache's key schema).
 
 Only runs that read nothing but explicitly given regular files are cached (no folder,
@@ -126,6 +127,35 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def strategy_identity() -> str:
+    """The strategy registry's lines and, for each strategy module outside the package (a
+    plugin), its file's size and mtime: the selection depends on them."""
+    from inspector.core.strategy import registry
+
+    parts: list[str] = []
+    for line in registry.STRATEGIES:
+        parts.append(line)
+        module_name = line.partition(":")[0]
+        if module_name.startswith("inspector."):
+            continue  # in code_fingerprint
+        module = sys.modules.get(module_name)
+        where = getattr(module, "__file__", None) if module is not None else None
+        if where is None:
+            import importlib.util
+
+            try:
+                spec = importlib.util.find_spec(module_name)
+            except (ImportError, ValueError):
+                spec = None
+            where = spec.origin if spec is not None else None
+        try:
+            info = os.stat(where) if where else None
+        except OSError:
+            info = None
+        parts.append(f"{where}:{info.st_size}:{info.st_mtime_ns}" if info else f"{where}:-")
+    return "\x00".join(parts)
+
+
 def counting_identity() -> str:
     """The token-counting mode: which cl100k encoder (or why none) and the count cache's
     key schema."""
@@ -188,6 +218,7 @@ def plan(command: str, args: argparse.Namespace, directory: Path | None = None) 
         "cwd": os.getcwd(),
         "files": [_state_list(f) for f in files],
         "code": code_fingerprint(),
+        "strategies": strategy_identity(),
         "counting": counting_identity(),
         "python": sys.version,
     }
