@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inspector.sources import dump, files
 from inspector.sources.entries import list_entries
 from inspector.sources.loader import scan_folder
@@ -47,6 +49,17 @@ def test_listing_matches_the_loader_scan(tmp_path: Path) -> None:
     assert listed == scanned
     assert not any("/." in p or "linked_folder" in p for p in listed)
     assert any(p.endswith("alias.json") for p in listed)
+
+
+def test_locations_are_the_loaders_path_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _tree(tmp_path)
+    monkeypatch.chdir(folder)
+    for given in (".", "./context", "context/"):
+        listed = sorted(row.location for row in list_entries([given]))
+        assert listed == sorted(str(p) for p in scan_folder(Path(given)) if p.exists())
+        assert all(location == str(Path(location)) for location in listed)
 
 
 def test_a_file_listed_twice_through_a_link_is_one_row(tmp_path: Path) -> None:

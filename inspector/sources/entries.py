@@ -108,6 +108,7 @@ def _scan(folder: str) -> Iterator[tuple[str, bool, os.stat_result]]:
             items = sorted(listing, key=lambda e: e.name)
     except OSError:
         return
+    here = folder == "."  # paths as `Path(".") / name` prints them: "name", not "./name"
     folders = []
     for item in items:
         name = item.name
@@ -119,7 +120,7 @@ def _scan(folder: str) -> Iterator[tuple[str, bool, os.stat_result]]:
             is_dir = False
         if is_dir:
             if not item.is_symlink():
-                folders.append(item.path)
+                folders.append(name if here else item.path)
             continue
         if not name.lower().endswith(FOLDER_SUFFIXES):
             continue
@@ -127,7 +128,7 @@ def _scan(folder: str) -> Iterator[tuple[str, bool, os.stat_result]]:
             info = item.stat()
         except OSError:
             continue
-        yield item.path, item.is_symlink(), info
+        yield (name if here else item.path), item.is_symlink(), info
     for sub in folders:
         yield from _scan(sub)
 
