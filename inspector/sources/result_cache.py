@@ -338,6 +338,19 @@ def evict(folder: Path, max_bytes: int) -> int:
     return deleted
 
 
+def usage(directory: Path) -> tuple[int, int]:
+    """Stored results under `directory` (the cache folder): entries and bytes."""
+    entries = size = 0
+    folder = directory / SUBDIR
+    if folder.is_dir():
+        for item in folder.iterdir():
+            if item.name.endswith(SUFFIX) and item.is_file() and not item.is_symlink():
+                with contextlib.suppress(OSError):
+                    size += item.stat().st_size
+                    entries += 1
+    return entries, size
+
+
 def clear(directory: Path | None = None) -> int:
     """Delete every stored result (for `inspector cache clear`); bytes freed."""
     if directory is None:
