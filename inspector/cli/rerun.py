@@ -37,7 +37,8 @@ from inspector.core.errors import ConfigError
 from inspector.core.redact import Masker, escape_controls, shown_name
 from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
-from inspector.core.strategy.base import rerun_strategy
+from inspector.core.standard.rerun_script import standard_rerun_strategy
+from inspector.core.strategy.base import Settings, Strategy, rerun_strategy
 from inspector.core.strategy.registry import all_strategies
 from inspector.core.strategy.selection import select
 from inspector.core.tuning import Tuning
@@ -62,7 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "source", metavar="SOURCE", help="a dump, snapshot or message list (one context)"
     )
     parser.add_argument(
-        "--base-url", required=True, metavar="URL", help="e.g. https://api.openai.com/v1"
+        "--base-url",
+        metavar="URL",
+        help="e.g. https://api.openai.com/v1 (required except with --dry-run)",
     )
     parser.add_argument(
         "--model", required=True, metavar="NAME", help="model name sent in the request"
@@ -127,6 +130,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra request header",
     )
     add_tuning_arguments(parser)
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show exactly what would be sent (secrets masked) and send nothing (standard family)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="the client's retries of one failed call (standard family; openJiuwen's default 3)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the report")
 
 
@@ -387,6 +402,10 @@ def _displayed(result: RerunResult) -> RerunResult:
     )
 
 
+def _rerunnable(strategy: Strategy) -> bool:
+    return rerun_strategy(strategy) is not None or standard_rerun_strategy(strategy) is not None
+
+
 def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     """The selected strategy's re-run tuning (the recorded settings with the user's flags);
     a strategy that cannot be re-run is a usage error naming those that can."""
@@ -394,12 +413,25 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     selection = select(artifact.snapshot, overrides)
     strategy = rerun_strategy(selection.strategy)
     if strategy is None:
-        able = [s.key for s in all_strategies() if rerun_strategy(s) is not None]
+        able = [s.key for s in all_strategies() if _rerunnable(s)]
         raise UsageError(
             f"{selection.strategy.processor} cannot be re-run here: rerun replays openJiuwen's "
             f"LLM compaction of {', '.join(able)} (--processor)"
         )
     return strategy.rerun_tuning(selection.settings)
+
+
+def _standard(artifact: Artifact, overrides: dict[str, Any]) -> tuple[Strategy, Settings] | None:
+    """The selected standard strategy that re-runs, its settings and processor; None for
+    the other strategies."""
+    assert artifact.snapshot is not None
+    try:
+        selection = select(artifact.snapshot, overrides)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    if standard_rerun_strategy(selection.strategy) is None:
+        return None
+    return selection.strategy, selection.settings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -417,6 +449,10 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = tuning_overrides(args)
     check_overrides(overrides)
+    if args.base_url is None and not args.dry_run:
+        raise UsageError("--base-url is required (except with --dry-run)")
+    if args.dry_run or args.base_url is None:
+        args.base_url = args.base_url or ""
     _endpoint(args)  # flag errors before anything is read
     out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
     try:
@@ -427,6 +463,13 @@ def run(args: argparse.Namespace) -> int:
     if artifact is None or artifact.snapshot is None:
         return EXIT_UNREADABLE
     release = overrides.get("openjiuwen_version")
+    standard = _standard(artifact, overrides)
+    if standard is not None:
+        from inspector.cli.rerun_standard import run_standard
+
+        return run_standard(args, artifact, *standard)
+    if args.dry_run:
+        raise UsageError("--dry-run shows the calls of the standard family's processors only")
     try:
         tuning = _rerun_tuning(artifact, overrides)
         tuning, choice = rerun_counting(
