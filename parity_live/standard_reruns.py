@@ -75,7 +75,9 @@ _SUMMARY = "setup.cfg names the missing package demo-core; test_x fails on 3 != 
 
 def _dialogue(name: str, replies: list[Reply], **config: Any) -> dict[str, Any]:
     messages = [
-        *_round("Fix the build.", [("c1", "read_file", _CFG)], "setup.cfg names a missing package."),
+        *_round(
+            "Fix the build.", [("c1", "read_file", _CFG)], "setup.cfg names a missing package."
+        ),
         *_round("Run the tests.", [("c2", "run_tests", _LOG)], "One test fails: test_x."),
         {"role": "user", "content": "Fix test_x."},
     ]

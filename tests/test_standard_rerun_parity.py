@@ -24,7 +24,12 @@ from inspector.core.standard.rerun_script import standard_rerun_strategy
 from inspector.core.strategy import registry
 from inspector.encoding import make_counters
 from inspector.llm import EndpointConfig
-from inspector.llm.standard_runner import StandardHooks, rerun_standard, standard_prompts
+from inspector.llm.standard_runner import (
+    StandardHooks,
+    release_sampling,
+    rerun_standard,
+    standard_prompts,
+)
 from parity_live.standard_reruns import masked_body, scenario_input
 from tests.servers.fake_openai import FakeOpenAI, Reply
 
@@ -68,9 +73,17 @@ def _run(case: Path) -> tuple[list[dict[str, Any]], Any]:
     custom = getattr(settings, "custom_compression_prompt", None)
     prompts = standard_prompts(strategy.processor, None, custom)
     script = runner.rerun_script(prepared, settings, prompts, lambda: "0" * 32)
-    replies = [Reply(status=r["status"], content=r["content"], error=r["error"]) for r in scenario["replies"]]
+    replies = [
+        Reply(status=r["status"], content=r["content"], error=r["error"])
+        for r in scenario["replies"]
+    ]
     with FakeOpenAI(replies) as server:
-        endpoint = EndpointConfig(server.base_url, "fake-model", require_key=False)
+        endpoint = EndpointConfig(
+            server.base_url,
+            "fake-model",
+            sampling=release_sampling(_RELEASE[case.parent.name]),
+            require_key=False,
+        )
         result = asyncio.run(
             rerun_standard(
                 prepared,  # type: ignore[arg-type]

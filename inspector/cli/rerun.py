@@ -31,6 +31,7 @@ from inspector.cli.common import (
     print_json_line,
     tuning_overrides,
 )
+from inspector.cli.rerun_standard import add_standard_arguments
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.compaction import Sampling, release_sampling
 from inspector.core.errors import ConfigError
@@ -62,23 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source", metavar="SOURCE", help="a dump, snapshot or message list (one context)"
     )
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="e.g. https://api.openai.com/v1 (required except with --dry-run)",
-    )
-    parser.add_argument(
-        "--model", required=True, metavar="NAME", help="model name sent in the request"
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the key",
-    )
-    parser.add_argument(
-        "--no-key", action="store_true", help="send no Authorization header (local servers)"
-    )
+    _add_endpoint_arguments(parser)
     parser.add_argument(
         "--out", metavar="DIR", help="folder for the new dump (default: the user data folder)"
     )
@@ -130,19 +115,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra request header",
     )
     add_tuning_arguments(parser)
-    parser.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="show exactly what would be sent (secrets masked) and send nothing (standard family)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        metavar="N",
-        help="the client's retries of one failed call (standard family; openJiuwen's default 3)",
-    )
+    add_standard_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the report")
+
+
+def _add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """--base-url, --model, --api-key-env, --no-key."""
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="e.g. https://api.openai.com/v1 (required except with --dry-run)",
+    )
+    parser.add_argument(
+        "--model", required=True, metavar="NAME", help="model name sent in the request"
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the key",
+    )
+    parser.add_argument(
+        "--no-key", action="store_true", help="send no Authorization header (local servers)"
+    )
 
 
 def _headers(raw: list[str]) -> dict[str, str]:
@@ -421,6 +416,13 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     return strategy.rerun_tuning(selection.settings)
 
 
+def _check_base_url(args: argparse.Namespace) -> None:
+    """--base-url is needed unless --dry-run (then an empty one stands in)."""
+    if args.base_url is None and not args.dry_run:
+        raise UsageError("--base-url is required (except with --dry-run)")
+    args.base_url = args.base_url or ""
+
+
 def _standard(artifact: Artifact, overrides: dict[str, Any]) -> tuple[Strategy, Settings] | None:
     """The selected standard strategy that re-runs, its settings and processor; None for
     the other strategies."""
@@ -449,10 +451,7 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = tuning_overrides(args)
     check_overrides(overrides)
-    if args.base_url is None and not args.dry_run:
-        raise UsageError("--base-url is required (except with --dry-run)")
-    if args.dry_run or args.base_url is None:
-        args.base_url = args.base_url or ""
+    _check_base_url(args)
     _endpoint(args)  # flag errors before anything is read
     out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import UsageError, print_json_line
 from inspector.core.artifact import Artifact
@@ -27,13 +27,26 @@ from inspector.core.standard.release import choose_release
 from inspector.core.standard.rerun_script import RerunEnd, standard_rerun_strategy
 from inspector.core.strategy.base import Settings, Strategy
 
+if TYPE_CHECKING:
+    from inspector.llm.standard_runner import CallRecord
+
 EXIT_OK, EXIT_MODEL_FAILED, EXIT_NOTHING = 0, 3, 4
-_SAMPLING = {"0.1.16": Sampling(), "0.1.17": Sampling()}
 
 
-def release_sampling(release: str) -> Sampling:
-    """openJiuwen's `ModelRequestConfig` defaults: 0.95 / 0.1 up to 0.1.17, none from 0.1.18."""
-    return _SAMPLING.get(release, Sampling(temperature=None, top_p=None))
+def add_standard_arguments(parser: argparse.ArgumentParser) -> None:
+    """--dry-run and --max-retries (the standard family's re-run)."""
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show exactly what would be sent (secrets masked) and send nothing (standard family)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="the client's retries of one failed call (standard family; openJiuwen's default 3)",
+    )
 
 
 def _prompt_text(args: argparse.Namespace) -> str | None:
@@ -83,7 +96,12 @@ def run_standard(
 ) -> int:
     """Re-run (or with --dry-run show) the standard processor's calls; the exit status."""
     from inspector.encoding import load_cl100k, make_counters
-    from inspector.llm.standard_runner import PROMPT_LABEL, prompt_label, standard_prompts
+    from inspector.llm.standard_runner import (
+        PROMPT_LABEL,
+        prompt_label,
+        release_sampling,
+        standard_prompts,
+    )
 
     assert artifact.snapshot is not None
     runner = standard_rerun_strategy(strategy)
@@ -175,7 +193,7 @@ def _run(
 ) -> int:
     """Send every call; print the report or one JSON object."""
     from inspector.llm import EndpointConfig, MissingApiKey
-    from inspector.llm.standard_runner import CallRecord, StandardHooks, rerun_standard
+    from inspector.llm.standard_runner import StandardHooks, rerun_standard
 
     if not args.base_url:
         raise UsageError("--base-url is required (except with --dry-run)")
@@ -192,17 +210,6 @@ def _run(
         require_key=not args.no_key,
     )
 
-    def progress(record: CallRecord) -> None:
-        if args.json:
-            return
-        what = (
-            f"HTTP {record.status}"
-            if record.failure is None
-            else str(record.failure.status_code or record.failure.transport)
-        )
-        retry = f", retrying after {record.retry_after_s:g} s" if record.retry_after_s else ""
-        print(f"call {record.stage} try {record.try_number}: {what}{retry}", file=sys.stderr)
-
     try:
         result = asyncio.run(
             rerun_standard(
@@ -212,7 +219,7 @@ def _run(
                 processor=str(head["processor"]),
                 prompt_source=str(head["prompt_source"]),
                 max_retries=args.max_retries,
-                hooks=StandardHooks(on_call=progress),
+                hooks=StandardHooks(on_call=_progress if not args.json else None),
             )
         )
     except MissingApiKey as error:
@@ -222,23 +229,11 @@ def _run(
             print_json_line({**head, "outcome": "nothing_to_compress", "error": result.end.reason})
         print(f"{head['source']}: {result.end.reason}", file=sys.stderr)
         return EXIT_NOTHING
-    calls = [
-        {
-            "stage": c.stage,
-            "try": c.try_number,
-            "status": c.status,
-            "failure": c.failure.transport if c.failure else None,
-            "retry_after_s": c.retry_after_s,
-            "reply": c.reply.content if c.reply else None,
-            "usage": dict(c.reply.usage) if c.reply and c.reply.usage else None,
-        }
-        for c in result.calls
-    ]
     payload = {
         **head,
         "model": result.model,
         "outcome": result.end.state,
-        "calls": calls,
+        "calls": [_call_json(c) for c in result.calls],
         "tokens_before": result.tokens_before,
         "tokens_after": result.tokens_after,
         "saving": result.saving,
@@ -251,6 +246,31 @@ def _run(
     else:
         _print_report(payload)
     return EXIT_MODEL_FAILED if result.end.state == "failed" else EXIT_OK
+
+
+def _progress(record: CallRecord) -> None:
+    """One stderr line per request."""
+    failure = record.failure
+    what = (
+        f"HTTP {record.status}"
+        if failure is None
+        else str(failure.status_code or failure.transport)
+    )
+    retry = f", retrying after {record.retry_after_s:g} s" if record.retry_after_s else ""
+    print(f"call {record.stage} try {record.try_number}: {what}{retry}", file=sys.stderr)
+
+
+def _call_json(record: CallRecord) -> dict[str, Any]:
+    """One request of the run in --json (the reply text and usage, no request body)."""
+    return {
+        "stage": record.stage,
+        "try": record.try_number,
+        "status": record.status,
+        "failure": record.failure.transport if record.failure else None,
+        "retry_after_s": record.retry_after_s,
+        "reply": record.reply.content if record.reply else None,
+        "usage": dict(record.reply.usage) if record.reply and record.reply.usage else None,
+    }
 
 
 def _print_report(payload: dict[str, Any]) -> None:

@@ -55,6 +55,14 @@ PROMPT_SLOT = {
 }
 
 
+_SAMPLING = {"0.1.16": Sampling(), "0.1.17": Sampling()}
+
+
+def release_sampling(release: str) -> Sampling:
+    """openJiuwen's `ModelRequestConfig` defaults: 0.95 / 0.1 up to 0.1.17, none from 0.1.18."""
+    return _SAMPLING.get(release, Sampling(temperature=None, top_p=None))
+
+
 def _builtin(name: str) -> str:
     return resources.files("inspector.llm").joinpath(_PROMPT_FILES[name]).read_text("utf-8")
 
