@@ -36,7 +36,10 @@ class IndexRow(BaseModel):
     )
     source: str = Field(description="absolute path of the file the evaluation came from")
     id: str = Field(description="the artifact's id (a dump's file stem, session/context/proc#n)")
-    kind: str = Field(description="dump, debug, snapshot, messages, or error")
+    kind: str = Field(
+        description="dump, debug, snapshot, messages, live_window (a window rebuilt from a live "
+        "agent, e.g. read back from `inspector watch --json --snapshots`), or error"
+    )
     session_id: str | None = None
     context_id: str | None = None
     processor: str | None = Field(default=None, description="openJiuwen's class name")

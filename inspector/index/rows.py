@@ -27,6 +27,7 @@ from inspector.core.strategy.base import Decision
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
 from inspector.formats.index import IndexRow
+from inspector.sources.recording import is_live
 
 #: Folders openJiuwen writes inside a `<session>_context` folder.
 _SESSION_SUBFOLDERS = frozenset({"compression_logs", "context_debug"})
@@ -174,7 +175,7 @@ def artifact_row(
         unit=unit,
         source=artifact.source,
         id=artifact.id,
-        kind=artifact.kind,
+        kind="live_window" if is_live(artifact) else artifact.kind,
         session_id=artifact.session_id,
         context_id=artifact.context_id,
         processor=decision.processor if decision else artifact.processor,

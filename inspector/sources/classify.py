@@ -49,6 +49,7 @@ from inspector.sources.jsonio import (
     summarize_problems,
 )
 from inspector.sources.llm_request import is_llm_request, read_llm_request
+from inspector.sources.recording import NO_CONTEXTS, looks_like_watch_line, recorded_context
 
 #: Start of the error text for a shape no check anticipated (tests assert it never occurs).
 UNEXPECTED = "unexpected structure"
@@ -101,6 +102,8 @@ class FileLoad:
     after_counts: dict[str, int | None] = field(default_factory=dict)
     #: Files passed over, when read in a worker process (the caller's list is not shared).
     skips: list[Skipped] = field(default_factory=list)
+    #: Lines of an `inspector watch --json` recording read (contexts or not).
+    watch_lines: int = 0
 
 
 def file_mtime(path: Path) -> float:
@@ -164,6 +167,8 @@ def _read_file(
         merged = summarize_problems(result.bad_records + bad)
         assert merged is not None
         load.errors.append(LoadError(source, merged.error, merged.where))
+    if load.watch_lines and not (load.artifacts or load.errors):
+        load.errors.append(LoadError(source, NO_CONTEXTS))
     if not (load.artifacts or load.dumps or load.records or load.calls or load.errors):
         document = result.documents[0][1]
         what = describe_unknown(document)
@@ -373,7 +378,14 @@ def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: 
     """Read one document into `load` if it is one of the formats (raising when it is broken);
     False when it is none of them."""
     line = int(where.split()[1]) if where and where.startswith("line ") else None
-    if looks_like_debug_record(document) or near_debug_record(document):
+    if looks_like_watch_line(document):
+        load.watch_lines += 1
+        context = document.get("snapshot") if document.get("event") == "artifact" else None
+        if context is not None:
+            label = f"{load.path.name}:{where}" if where else load.path.name
+            read = read_snapshot(context, label, str(load.path))
+            load.artifacts.append(recorded_context(document, read, where))
+    elif looks_like_debug_record(document) or near_debug_record(document):
         check_debug_record(document)
         if is_llm_request(document):
             load.calls.append(read_llm_request(document, str(load.path), line))
