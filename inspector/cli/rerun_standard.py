@@ -112,6 +112,7 @@ def run_standard(
     counters = make_counters()
     prepared = strategy.prepare(artifact.snapshot, counters, load_cl100k().note)
     assert isinstance(prepared, StandardPrepared)
+    prepared = prepared.for_release(release if isinstance(release, str) else None)
     custom = getattr(settings, "custom_compression_prompt", None)
     prompts = standard_prompts(processor, _prompt_text(args), custom)
     label = prompt_label(prompts)
