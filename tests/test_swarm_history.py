@@ -158,3 +158,57 @@ def test_every_context_of_the_checkpoint_is_a_context(
     assert found[0].snapshot is not None and len(found[0].snapshot.messages) == len(stored)
     assert found[1].snapshot is not None
     assert [m.content for m in found[1].snapshot.messages] == ["sub-agent task", "ok"]
+
+
+CAPTURED = (
+    Path(__file__).resolve().parent / "data" / "jiuwenswarm" / "ws-history.captured-0.2.3.json"
+)
+
+
+async def _page_one(url: str, session_id: str) -> list[dict[str, Any]]:
+    from websockets.asyncio.client import connect
+
+    frames: list[dict[str, Any]] = []
+    async with connect(f"{url}?session_id={session_id}&user_id=t") as ws:
+        request = {"type": "req", "id": "req_capture", "method": "history.get"}
+        await ws.send(json.dumps({**request, "params": {"session_id": session_id, "page_idx": 1}}))
+        async with asyncio.timeout(10):
+            async for message in ws:
+                frame = json.loads(message)
+                frames.append(frame)
+                payload = frame.get("payload") or {}
+                if frame.get("event") == "history.message" and payload.get("status") == "done":
+                    break
+    return frames
+
+
+def _shape(frames: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (f.get("type"), f.get("event"), tuple(sorted(f)), tuple(sorted(f.get("payload") or {})))
+        for f in frames
+        if f.get("event") != "connection.ack"
+    ]
+
+
+async def test_the_fake_streams_history_as_the_real_gateway_did() -> None:
+    """The frames a real jiuwenswarm 0.2.3 gateway sent for page 1 (captured by `make
+    test-swarm`) and the fake's for the same records: same frames, keys and records."""
+    captured = json.loads(CAPTURED.read_text(encoding="utf-8"))
+    session = next(
+        f["payload"]["session_id"] for f in captured if f.get("event") == "history.message"
+    )
+    page = [f["payload"]["message"] for f in captured if (f.get("payload") or {}).get("message")]
+    done = captured[-1]["payload"]
+    assert done["status"] == "done" and done["total_pages"] == 2 and len(page) == 20
+    gateway = await FakeGateway().astart()
+    try:
+        older = {"role": "user", "content": "an older turn", "id": "older"}
+        gateway.histories[session] = [older, *reversed(page)]
+        frames = await _page_one(gateway.url(), session)
+    finally:
+        gateway.shutdown()
+    assert _shape(frames) == _shape(captured)
+    assert [
+        f["payload"]["message"] for f in frames if (f.get("payload") or {}).get("message")
+    ] == page
+    assert frames[-1]["payload"] == done

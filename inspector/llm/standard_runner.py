@@ -46,12 +46,14 @@ _PROMPT_FILES = {
     "current_round": "standard_current_round_prompt.txt",
     "current_round_merge": "standard_current_round_merge_prompt.txt",
     "offload": "standard_offload_prompt.txt",
+    "full_compact": "standard_full_compact_prompt.txt",
 }
 #: Which prompt a --prompt-file (or the config's custom_compression_prompt) replaces.
 PROMPT_SLOT = {
     "DialogueCompressor": "dialogue",
     "CurrentRoundCompressor": "current_round",
     "MessageSummaryOffloader": "offload",
+    "FullCompactProcessor": "full_compact",
 }
 
 

@@ -354,9 +354,10 @@ class FakeGateway:
                 },
             )
         elif method == "history.get" and isinstance(session_id, str):
-            await self._reply(
-                connection, frame["id"], True, {"accepted": True, "session_id": session_id}
-            )
+            accepted = {"accepted": True, "session_id": session_id}
+            if "page_idx" in params:
+                accepted["page_idx"] = params["page_idx"]
+            await self._reply(connection, frame["id"], True, accepted)
             await self._history(connection, session_id, params.get("page_idx"))
         elif method == "chat.send" and isinstance(session_id, str):
             await self._reply(

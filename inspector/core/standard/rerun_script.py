@@ -49,6 +49,7 @@ class StandardPrompts:
     current_round: str
     current_round_merge: str
     offload: str
+    full_compact: str
     #: Where they came from: "inspector" (ours), "file" (--prompt-file), "config"
     #: (the snapshot's custom_compression_prompt).
     source: str = "inspector"

@@ -31,6 +31,7 @@ from inspector.core.standard.prepared import (
     prepare_standard,
 )
 from inspector.core.standard.release import Release, choose_release
+from inspector.core.standard.rerun_compact import full_compact_script
 from inspector.core.standard.rerun_offload import mso_script
 from inspector.core.standard.rerun_script import (
     Script,
@@ -527,6 +528,19 @@ class FullCompactStrategy(StandardStrategy):
     evaluator = compactors.evaluate_full_compact
     token_gauge = True
     llm_call = "one summary call when a model is configured, else a built-in fallback summary"
+    capabilities = frozenset({"rerun"})
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The processor's summary call for this context (`inspector rerun`)."""
+        assert isinstance(settings, models.FullCompactSettings)
+        prep = self._prep_for(prepared, settings)
+        return full_compact_script(prep, settings, prompts.full_compact)
 
 
 class MicroCompactStrategy(StandardStrategy):

@@ -215,6 +215,8 @@ class LiveSession:
                 if event is None:
                     streams -= 1
                     continue
+                if isinstance(event, GatewayEvent) and event.name == "history.message":
+                    continue  # a transcript page (ours or the web UI's), not a live event
                 if isinstance(event, CompressionState):
                     self._keep_state(event)
                 if self._from_files and _changes_context(event):
