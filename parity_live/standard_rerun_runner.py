@@ -52,8 +52,11 @@ async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
     messages = _messages(scenario["messages"])
     cut = scenario["added_from"]
     engine = ContextEngine(ContextEngineConfig(**scenario["engine_config"]))
+    from openjiuwen.core.session.agent import Session
+
     ctx = await engine.create_context(
         context_id=f"ctx_{scenario['name']}",
+        session=Session(session_id=f"std-rerun-{scenario['name']}"),
         processors=[(scenario["processor"], _config(scenario))],
         history_messages=messages[:cut],
     )

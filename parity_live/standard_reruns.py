@@ -3,7 +3,8 @@
 `STANDARD_RERUNS` are small contexts for DialogueCompressor (blocks JSON, plain-text
 fallback, a fenced reply with one block no smaller than its round, a model error),
 CurrentRoundCompressor (first stage; first stage and a memory-block merge) and
-MessageSummaryOffloader (JSON reply, plain shorter reply), each with the fake server's
+MessageSummaryOffloader (JSON reply, plain shorter reply) and FullCompactProcessor (a
+summary reply; a model error and the fallback summary), each with the fake server's
 replies. `record(release, target)` serves each from its own `tests/servers/fake_openai`
 server on 127.0.0.1, runs `standard_rerun_runner.py` inside the release's venv, and keeps
 per scenario `scenario.json` (input and replies), `requests.json` (each body the library
@@ -12,7 +13,8 @@ prompt as `custom_compression_prompt`, so their requests are compared byte for b
 merge and offload prompts are openJiuwen's own and are never stored: those message
 contents are replaced by a note with their length. `tests/test_standard_rerun_parity.py`
 re-runs each with our engine against the same replies. Run:
-`python -m parity_live.standard_reruns [RELEASE ...]` (default 0.1.16 0.1.17 0.1.19.post2).
+`python -m parity_live.standard_reruns [RELEASE ...] [--only NAME,NAME]` (default 0.1.16
+0.1.17 0.1.19.post2).
 Must not import openJiuwen (the project's interpreter runs this; the venv runs the runner).
 """
 
@@ -34,8 +36,9 @@ from tests.servers.fake_openai import FakeOpenAI, Reply
 RUNNER = Path(__file__).with_name("standard_rerun_runner.py")
 DEFAULT_RELEASES = ("0.1.16", "0.1.17", "0.1.19.post2")
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "standard_rerun"
-#: Stages whose prompt is openJiuwen's text: only the length of their content is kept.
-MASKED_STAGES = ("merge", "offload")
+#: Stages whose prompt is openJiuwen's text: only the length of their content is kept
+#: (for `compact`, only the system message's: the user message is the serialised context).
+MASKED_STAGES = ("merge", "offload", "compact")
 
 
 def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +140,26 @@ def _offloader(name: str, replies: list[Reply]) -> dict[str, Any]:
     }
 
 
+def _full_compact(name: str, replies: list[Reply]) -> dict[str, Any]:
+    skill = _call("s1", "read_file", {"file_path": "skills/deploy/SKILL.md"})
+    messages = [
+        {"role": "user", "content": "Deploy the service."},
+        {"role": "assistant", "content": "Reading the skill.", "tool_calls": [skill]},
+        {"role": "tool", "content": "# Deploy\nRun make deploy.", "tool_call_id": "s1"},
+        {"role": "assistant", "content": "The skill says: make deploy."},
+        *_round("Run it.", [("c2", "run_tests", _LOG)], "Deployed; one test fails."),
+        *_round("Fix it.", [("c3", "read_file", _CFG)], "Fixed setup.cfg."),
+    ]
+    return {
+        "name": name,
+        "processor": "FullCompactProcessor",
+        "config": {"trigger_total_tokens": 300, "messages_to_keep": 2},
+        "messages": _ids(messages),
+        "added_from": len(messages) - 1,
+        "replies": replies,
+    }
+
+
 _BLOCKS = json.dumps({"blocks": [{"block_id": "react_1", "summary": _SUMMARY}]})
 _TWO = (
     "```json\n"
@@ -176,7 +199,17 @@ STANDARD_RERUNS: list[dict[str, Any]] = [
     ),
     _offloader("offload_json", [Reply(content=_OFFLOAD)]),
     _offloader("offload_plain", [Reply(content="test_x fails 75 times on 3 != 4.")]),
+    _full_compact(
+        "full_compact_summary",
+        [Reply(content="<analysis>plan</analysis>\n<summary>Deployed; fixed setup.cfg.</summary>")],
+    ),
+    _full_compact("full_compact_model_error", [Reply(status=500, error=_SERVER_ERROR)]),
 ]
+
+
+def only(names: list[str]) -> list[dict[str, Any]]:
+    """The scenarios named (all when none is)."""
+    return [s for s in STANDARD_RERUNS if not names or s["name"] in names]
 
 
 def scenario_input(scenario: dict[str, Any]) -> dict[str, Any]:
@@ -199,13 +232,17 @@ def masked_body(body: Any, stage: str | None) -> Any:
     if stage not in MASKED_STAGES or not isinstance(body, dict):
         return body
     messages = [
-        {**m, "content": f"<openJiuwen's prompt, filled: {len(str(m.get('content')))} chars>"}
+        m
+        if stage == "compact" and m.get("role") != "system"
+        else {**m, "content": f"<openJiuwen's prompt, filled: {len(str(m.get('content')))} chars>"}
         for m in body.get("messages", [])
     ]
     return {**body, "messages": messages}
 
 
 def _stage(scenario: dict[str, Any], index: int) -> str:
+    if scenario["processor"] == "FullCompactProcessor":
+        return "compact"
     if scenario["processor"] == "MessageSummaryOffloader":
         return "offload"
     if scenario["processor"] == "CurrentRoundCompressor" and index > 0:
@@ -213,17 +250,17 @@ def _stage(scenario: dict[str, Any], index: int) -> str:
     return "dialogue" if scenario["processor"] == "DialogueCompressor" else "first_stage"
 
 
-def record(release: str, target: Path) -> list[str]:
-    """Let `release` run every scenario; keep inputs, requests and contexts under target."""
+def record(release: str, target: Path, names: list[str] | None = None) -> list[str]:
+    """Let `release` run the scenarios (all, or those named); keep inputs, requests and
+    contexts under target (the others recorded before stay)."""
     python = ensure_venv(release)
-    servers = {s["name"]: FakeOpenAI(s["replies"]) for s in STANDARD_RERUNS}
+    chosen = only(names or [])
+    servers = {s["name"]: FakeOpenAI(s["replies"]) for s in chosen}
     for server in servers.values():
         server.start()
     with tempfile.TemporaryDirectory(prefix="standard-rerun-") as folder:
         out = Path(folder, "out")
-        runs = [
-            {**scenario_input(s), "base_url": servers[s["name"]].base_url} for s in STANDARD_RERUNS
-        ]
+        runs = [{**scenario_input(s), "base_url": servers[s["name"]].base_url} for s in chosen]
         source = Path(folder, "scenarios.json")
         source.write_text(json.dumps(runs), encoding="utf-8")
         try:
@@ -242,10 +279,12 @@ def record(release: str, target: Path) -> list[str]:
         if done.returncode != 0:
             raise SystemExit(f"openjiuwen {release} failed:\n{done.stderr[-3000:]}")
         release_dir = target / release
-        if release_dir.exists():
+        if not names and release_dir.exists():
             shutil.rmtree(release_dir)
-        for scenario in STANDARD_RERUNS:
+        for scenario in chosen:
             name = scenario["name"]
+            if (release_dir / name).exists():
+                shutil.rmtree(release_dir / name)
             shutil.copytree(out / name, release_dir / name)
             requests = [
                 {"status": r.status, "body": masked_body(r.body, _stage(scenario, i))}
@@ -267,9 +306,15 @@ def _write(path: Path, value: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Record each release named (default: 0.1.16, 0.1.17, 0.1.19.post2)."""
+    """Record each release named (default: 0.1.16, 0.1.17, 0.1.19.post2); `--only a,b`
+    re-records the named scenarios only."""
+    names: list[str] = []
+    if "--only" in argv:
+        at = argv.index("--only")
+        names = argv[at + 1].split(",")
+        argv = argv[:at] + argv[at + 2 :]
     for release in argv or DEFAULT_RELEASES:
-        for line in record(release, DEFAULT_OUT):
+        for line in record(release, DEFAULT_OUT, names):
             print(release, line, flush=True)
     return 0
 

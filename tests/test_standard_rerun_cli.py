@@ -323,3 +323,85 @@ def test_offloader_failure_ends_failed_exit_3(
     assert placeholder["openjiuwen_class"] == "OffloadToolMessage"
     assert placeholder["content"].startswith("300 failures of x.[[OFFLOAD: handle=")
     assert placeholder["content"].endswith(", type=in_memory]]")
+
+
+FULL_MESSAGES = [
+    {"role": "user", "content": "Deploy."},
+    {"role": "assistant", "content": "Deploying.", "tool_calls": [_call("c1", "run", '{"x": 1}')]},
+    {"role": "tool", "content": "ok " * 300, "tool_call_id": "c1"},
+    {"role": "assistant", "content": "Deployed."},
+    {"role": "user", "content": "Check it."},
+    {"role": "assistant", "content": "It is up."},
+]
+
+
+def test_full_compact_sends_the_serialised_context_and_compacts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FullCompactProcessor: system prompt + one `role=R | ...` line per message; the reply's
+    <summary> becomes the summary message after the boundary; the newest two stay; a model
+    error falls back to the built-in summary of the last messages."""
+    source = _snapshot(
+        tmp_path,
+        "FullCompactProcessor",
+        FULL_MESSAGES,
+        config={"trigger_total_tokens": 50, "messages_to_keep": 2},
+    )
+    reply = "<analysis>notes</analysis><summary>Deployed and checked.</summary>"
+    with FakeOpenAI([Reply(content=reply)]) as server:
+        assert main(_rerun(source, server, "--json")) == 0
+        [body] = [r.body for r in server.requests]
+    system, user = body["messages"]
+    assert system == {
+        "role": "system",
+        "content": standard_prompts("FullCompactProcessor").full_compact,
+    }
+    assert user["content"] == "\n".join(
+        [
+            "role=user | content=Deploy.",
+            'role=assistant | tool_calls=[{"id": "c1", "name": "run", "arguments": "{\\"x\\": 1}", '
+            '"type": "function"}] | content=Deploying.',
+            "role=tool | tool_call_id=c1 | content=" + "ok " * 300,
+            "role=assistant | content=Deployed.",
+            "role=user | content=Check it.",
+            "role=assistant | content=It is up.",
+        ]
+    )
+    out = _json_out(capsys)
+    assert out["outcome"] == "completed" and out["modified"] == list(range(6))
+    after = [(m["role"], m["content"]) for m in out["messages_after"]]
+    assert after[0] == ("system", "[FULL_COMPACT_BOUNDARY]\nConversation compacted")
+    assert after[1][1].endswith(
+        "\n\nSummary:\nDeployed and checked.\n\nRecent messages are preserved verbatim."
+    )
+    assert after[2:4] == [("user", "Check it."), ("assistant", "It is up.")]
+    assert after[4] == (
+        "user",
+        "[FULL_COMPACT_STATE]\n[PLAN_MODE]\nCurrent plan-mode status for this session:\n- Active mode: auto.",
+    )
+    with FakeOpenAI([Reply(status=400, error={"message": "bad"})]) as server:
+        assert main(_rerun(source, server, "--json")) == 0
+    out = _json_out(capsys)
+    summary = out["messages_after"][1]["content"]
+    assert "\n\nSummary:\n[1] user: Deploy.\n[2] assistant: Deploying." in summary
+    assert "built-in fallback summary" in out["reason"]
+
+
+def test_forked_dry_run_shows_the_first_attempts_body(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--dry-run works for the forked compressors too: the body of the first attempt (the
+    messages before the protected tail, then the prompt), nothing sent."""
+    source = tmp_path / "forked.json"
+    source.write_text(json.dumps({"messages": DIALOGUE_MESSAGES}), encoding="utf-8")
+    args = ["--processor", "dialogue", "--context-max", "2000", "--trigger-ratio", "0.1"]
+    with FakeOpenAI([Reply(content="x")]) as server:
+        assert main([*_rerun(source, server, "--dry-run", "--json"), *args]) == 0
+        assert server.requests == []
+    out = _json_out(capsys)
+    body = out["request"]
+    kept = out["span"]["preserved_prefix"] + out["span"]["messages_to_compress"]
+    assert [m["content"] for m in body["messages"][:-1]] == [
+        m["content"] for m in DIALOGUE_MESSAGES[:kept]
+    ]
+    assert body["messages"][-1]["role"] == "user" and out["prompt_source"] == "builtin"

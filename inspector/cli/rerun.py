@@ -8,6 +8,10 @@ whose rules the run follows (counting, overflow shrink, previews, usage records,
 sampling) is chosen as the forked strategies choose it: `--openjiuwen`, else the release the
 source records, else its evidence, else the newest; the counter likewise (`--tokens`).
 
+openJiuwen's standard processors (`--family standard --processor X`, or a snapshot naming
+one) are re-run by `inspector.cli.rerun_standard`: their own calls, the inspector's prompt
+unless `--prompt-file` gives the real one, `--dry-run` to see the request without sending it.
+
 Exit status: 0 a reply came back and a result was built (applied, or one openJiuwen would
 drop for no benefit); 1 the source could not be read; 2 bad usage (flags, missing key
 variable, --out inside the source folder, not an LLM compressor); 3 the model call failed
@@ -416,6 +420,48 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     return strategy.rerun_tuning(selection.settings)
 
 
+def _forked_dry_run(
+    args: argparse.Namespace,
+    artifact: Artifact,
+    tuning: Tuning,
+    endpoint: EndpointConfig,
+    options: RerunOptions,
+) -> int:
+    """The request a forked re-run's first attempt sends (secrets masked); nothing is sent."""
+    import json
+
+    from inspector.core.compaction import request_body
+    from inspector.core.engine import PricedContext
+
+    assert artifact.snapshot is not None and options.counter is not None
+    evaluation = PricedContext.from_snapshot(artifact.snapshot, options.counter).evaluate(tuning)
+    span = evaluation.span
+    if span.compress[1] <= span.compress[0]:
+        print(
+            f"{artifact.source}: nothing to compress ({evaluation.reason}); no request",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING
+    body = request_body(
+        artifact.snapshot,
+        span,
+        options.prompt or "",
+        endpoint.model,
+        endpoint.sampling,
+        options.include_tools,
+    )
+    head = {"source": artifact.source, "id": artifact.id, "dry_run": True}
+    head["prompt_source"] = options.prompt_source
+    if args.json:
+        print_json_line({**head, "span": span.counts, "request": body})
+        return EXIT_OK
+    print(f"dry run: {tuning.processor_class}, span {span.counts}, prompt {options.prompt_source}")
+    masker = getattr(sys.stdout, "masker", None)
+    text = json.dumps(body, ensure_ascii=False, indent=1)
+    print(escape_controls(masker.text(text) if isinstance(masker, Masker) else Masker().text(text)))
+    return EXIT_OK
+
+
 def _check_base_url(args: argparse.Namespace) -> None:
     """--base-url is needed unless --dry-run (then an empty one stands in)."""
     if args.base_url is None and not args.dry_run:
@@ -467,8 +513,6 @@ def run(args: argparse.Namespace) -> int:
         from inspector.cli.rerun_standard import run_standard
 
         return run_standard(args, artifact, *standard)
-    if args.dry_run:
-        raise UsageError("--dry-run shows the calls of the standard family's processors only")
     try:
         tuning = _rerun_tuning(artifact, overrides)
         tuning, choice = rerun_counting(
@@ -482,6 +526,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     endpoint = _endpoint(args, choice.profile)
     options = _options(args, artifact, tuning, choice.profile)
+    if args.dry_run:
+        return _forked_dry_run(args, artifact, tuning, endpoint, options)
 
     def progress(attempt: Attempt) -> None:
         if not args.json:

@@ -38,7 +38,7 @@ def add_standard_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help="show exactly what would be sent (secrets masked) and send nothing (standard family)",
+        help="show exactly what would be sent (secrets masked) and send nothing",
     )
     parser.add_argument(
         "--max-retries",

@@ -147,7 +147,7 @@ def _history_over_the_wire(swarm: RunningSwarm, tmp_path: Path) -> None:
         out, err = watch.communicate(timeout=30)
     lines = [json.loads(x) for x in out.splitlines()]
     artifacts = [x for x in lines if x["event"] == "artifact"]
-    assert artifacts, err
+    assert artifacts, (out[-3000:], err[-2000:])
     assert "history.get" in artifacts[-1]["live"]["rebuilt_from"]
     assert KEY not in out
 

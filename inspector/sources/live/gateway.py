@@ -197,6 +197,25 @@ class GatewayObserver:
             additional_headers={"Authorization": f"Bearer {self._token}"} if self._token else None,
         )
 
+    def side_observer(self, user_id: str) -> GatewayObserver:
+        """An observer of the same session, origin and token under another user id: the
+        gateway routes a request's answer by the socket's keys, so a one-shot exchange on a
+        socket of its own must not share the watching socket's user id."""
+        parts = urlsplit(self.url)
+        query = [
+            (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "user_id"
+        ]
+        url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+        options = GatewayOptions(
+            user_id=user_id,
+            origin=self.origin,
+            open_timeout=self.open_timeout,
+            max_size=self.max_size,
+            reconnect=False,
+            token=self._token,
+        )
+        return GatewayObserver(url, options=options)
+
     def open(self) -> Any:
         """One connection (an async context manager) with this observer's URL, origin, token
         and limits, for a one-shot exchange such as `history.get`."""

@@ -26,6 +26,9 @@ from inspector.sources.live.gateway import GatewayObserver, GatewayOptions
 
 #: Pages read at most (20 records each: 20,000 records).
 MAX_PAGES = 1000
+#: The user id of the history socket beside a watching observer (the gateway routes the
+#: answer by user and session: sharing the watcher's id sends the pages to the watcher).
+HISTORY_USER = "inspector-history"
 
 
 class HistoryUnavailable(Exception):
@@ -91,10 +94,10 @@ async def fetch_history(
 ) -> list[dict[str, Any]]:
     """Every transcript record of the session, oldest first (HistoryUnavailable if none).
 
-    `target` is the gateway URL, or the watching observer (its URL, origin and token are
-    used for a socket of its own); `timeout` bounds the whole read."""
+    `target` is the gateway URL, or the watching observer (its session, origin and token are
+    used for a socket of its own, under `HISTORY_USER`); `timeout` bounds the whole read."""
     if isinstance(target, GatewayObserver):
-        observer = target
+        observer = target.side_observer(HISTORY_USER)
     else:
         base = options or GatewayOptions()
         observer = GatewayObserver(
