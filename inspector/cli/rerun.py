@@ -414,7 +414,8 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     if strategy is None:
         able = [s.key for s in all_strategies() if _rerunnable(s)]
         raise UsageError(
-            f"{selection.strategy.processor} cannot be re-run here: rerun replays openJiuwen's "
+            f"{selection.strategy.processor} ({selection.strategy.key}) cannot be re-run here: "
+            "rerun replays openJiuwen's "
             f"LLM compaction of {', '.join(able)} (--processor)"
         )
     return strategy.rerun_tuning(selection.settings)
