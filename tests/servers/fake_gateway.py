@@ -216,7 +216,9 @@ class FakeGateway:
                 pass
         return sent
 
-    async def _history(self, connection: ServerConnection, session_id: str, page: Any) -> None:
+    async def _history(
+        self, connection: ServerConnection, session_id: str, page: Any, request_id: str
+    ) -> None:
         """One page of the session's transcript as the agent streams it (or `chat.error`)."""
         records = self.histories.get(session_id)
         total = max(1, -(-len(records) // 20)) if records is not None else 0
@@ -224,6 +226,8 @@ class FakeGateway:
             error = {
                 "event_type": "chat.error",
                 "error": "invalid page_idx or session history not found",
+                "session_id": session_id,
+                "request_id": request_id,  # the gateway adds it to chat.* events
             }
             await self._emit(
                 session_id, {"type": "event", "event": "chat.error", "payload": error}, connection
@@ -358,7 +362,7 @@ class FakeGateway:
             if "page_idx" in params:
                 accepted["page_idx"] = params["page_idx"]
             await self._reply(connection, frame["id"], True, accepted)
-            await self._history(connection, session_id, params.get("page_idx"))
+            await self._history(connection, session_id, params.get("page_idx"), frame["id"])
         elif method == "chat.send" and isinstance(session_id, str):
             await self._reply(
                 connection, frame["id"], True, {"accepted": True, "session_id": session_id}

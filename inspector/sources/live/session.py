@@ -44,7 +44,11 @@ from inspector.sources.live.swarm_context import (
     rebuild_contexts,
     rebuild_from_history,
 )
-from inspector.sources.live.swarm_history import HistoryUnavailable, fetch_history
+from inspector.sources.live.swarm_history import (
+    HISTORY_REQUEST_PREFIX,
+    HistoryUnavailable,
+    fetch_history,
+)
 from inspector.sources.live.trajectory import API_PREFIX, Polling, TrajectoryFollower
 
 #: Gateway events after which the trajectory is worth re-reading.
@@ -215,8 +219,8 @@ class LiveSession:
                 if event is None:
                     streams -= 1
                     continue
-                if isinstance(event, GatewayEvent) and event.name == "history.message":
-                    continue  # a transcript page (ours or the web UI's), not a live event
+                if _history_echo(event):
+                    continue  # a transcript page or our own history.get's error: not live
                 if isinstance(event, CompressionState):
                     self._keep_state(event)
                 if self._from_files and _changes_context(event):
@@ -327,6 +331,22 @@ class LiveSession:
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
+
+
+def _history_echo(event: LiveEvent) -> bool:
+    """A `history.message` page (ours or the web UI's), or the `chat.error` answering our
+    own `history.get` (the gateway may send both to every socket of the session)."""
+    if not isinstance(event, GatewayEvent):
+        return False
+    if event.name == "history.message":
+        return True
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    request = payload.get("request_id")
+    return (
+        event.name == "chat.error"
+        and isinstance(request, str)
+        and request.startswith(HISTORY_REQUEST_PREFIX)
+    )
 
 
 def _changes_context(event: LiveEvent) -> bool:

@@ -29,6 +29,9 @@ MAX_PAGES = 1000
 #: The user id of the history socket beside a watching observer (the gateway routes the
 #: answer by user and session: sharing the watcher's id sends the pages to the watcher).
 HISTORY_USER = "inspector-history"
+#: Request ids of our `history.get` (the gateway puts them into the `chat.error` it answers
+#: with, which may reach the watching socket too: the live session drops those).
+HISTORY_REQUEST_PREFIX = "inspector_history_"
 
 
 class HistoryUnavailable(Exception):
@@ -39,7 +42,7 @@ async def _page(
     connection: Any, session_id: str, page: int, deadline: float
 ) -> tuple[list[dict[str, Any]], int]:
     """One page's records (newest first) and the total page count."""
-    request_id = f"inspector_history_{page}_{time.monotonic_ns()}"
+    request_id = f"{HISTORY_REQUEST_PREFIX}{page}_{time.monotonic_ns()}"
     await connection.send(
         json.dumps(
             {
