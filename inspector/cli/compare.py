@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
+from inspector.cli.report import add_pin_argument, pins_of
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.compare import (
@@ -42,6 +43,7 @@ from inspector.core.hybrid_strategy import (
     hybrid_config,
     model_fields_given,
 )
+from inspector.core.pins import recorded_pins
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.after import After
 from inspector.core.strategy.registry import resolve, strategy_keys
@@ -72,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         + ", ".join(strategy_keys())
         + " (default: the recorded processor, the others of its family, and hybrid)",
     )
+    add_pin_argument(parser)
     add_tuning_arguments(parser)
     group = parser.add_argument_group("hybrid only (spec/hybrid-compressor.md)")
     group.add_argument(
@@ -246,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
     if args.summary_tokens < 0:
         raise UsageError("--summary-tokens: must be >= 0")
     args.endpoint = _endpoint(args)
+    args.pins = pins_of(args)
     report = ReportRun(args)
     report.warn_inexact()
     console = Console(highlight=False)
@@ -289,13 +293,17 @@ def _compare_one(
     settings = selection.settings if selection is not None else entries[0].settings
     counter = report.counters[column_mode(settings, snapshot, report.counters)]
     afters = _recorded_afters(args, artifact, entries, counter)
+    pins = recorded_pins(snapshot) if args.pins is None else args.pins
     comparison = compare_strategies(
         snapshot,
         entries,
         report.counters,
         counter,
         CompareOptions(
-            summary_tokens=args.summary_tokens, afters=afters, counting_note=report.counting_note
+            summary_tokens=args.summary_tokens,
+            afters=afters,
+            counting_note=report.counting_note,
+            pins=pins,
         ),
     )
     if report.json:

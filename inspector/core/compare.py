@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.artifact import Artifact
@@ -289,6 +289,8 @@ class CompareOptions:
     afters: Mapping[str, After] = field(default_factory=dict)
     #: How cl100k counting is available (passed to each strategy's prepare).
     counting_note: str = ""
+    #: Messages kept verbatim (the what-if of `core.pins`), by context index.
+    pins: frozenset[int] = frozenset()
 
 
 def _outcome(
@@ -329,6 +331,43 @@ def _outcome(
     )
 
 
+def _pinned_after(
+    snapshot: ContextSnapshot,
+    entry: CompareEntry,
+    counters: Mapping[str, TokenCounter],
+    counter: TokenCounter,
+    options: CompareOptions,
+) -> After | None:
+    """The column with `options.pins` kept verbatim, or None when no pin changes it (a pin
+    in a region the strategy keeps anyway): the strategy decides on the context with the
+    pinned messages held beside the system messages (`core.pins`), and those messages are
+    kept, verbatim, at the front of what it leaves. A result recorded elsewhere (a dump's
+    after) is not the pinned one: the column is the strategy's own estimate then."""
+    if not options.pins:
+        return None
+    from inspector.core.pins import WHAT_IF_NOTE, apply_pins, format_pins
+
+    strategy = entry.strategy
+    pinned = apply_pins(
+        strategy, snapshot, entry.settings, counters, options.pins, None, options.counting_note
+    )
+    if not pinned.lifted:
+        return None
+    decision = strategy.decide(pinned.prepared, entry.settings)
+    made = context_after(strategy, pinned.prepared, decision, counter, options.summary_tokens)
+    held = tuple(snapshot.messages[i] for i in sorted(pinned.lifted))
+    messages = (*held, *made.messages)
+    note = f"{WHAT_IF_NOTE}: pinned {format_pins(pinned.lifted)} kept verbatim"
+    if strategy.key in options.afters:
+        note += "; the recorded after-context is the run without pins, so this is an estimate"
+    return replace(
+        made,
+        messages=messages,
+        tokens_after=counter.count_messages(messages),
+        notes=(*made.notes, note),
+    )
+
+
 def compare_strategies(
     snapshot: ContextSnapshot,
     entries: Sequence[CompareEntry],
@@ -343,7 +382,9 @@ def compare_strategies(
     facts = extract_facts(before)
     outcomes: list[StrategyOutcome] = []
     for entry in entries:
-        made = options.afters.get(entry.strategy.key)
+        made = _pinned_after(snapshot, entry, counters, counter, options)
+        if made is None:
+            made = options.afters.get(entry.strategy.key)
         if made is None:
             prepared = entry.strategy.prepare(snapshot, counters, options.counting_note)
             decision = entry.strategy.decide(prepared, entry.settings)

@@ -28,6 +28,7 @@ from inspector.core.compare import (
     artifact_afters,
     compare_strategies,
 )
+from inspector.core.pins import format_pins
 from inspector.core.tokens import TokenCounter
 from inspector.render.compare_report import compare_report
 from inspector.tui.screens.base import InspectorScreen
@@ -38,9 +39,11 @@ def comparison_for(
     entries: Sequence[CompareEntry],
     counters: dict[str, TokenCounter],
     mode: str,
+    pins: frozenset[int] = frozenset(),
 ) -> Comparison:
     """Compare the strategies of `entries` on the artifact's context (columns counted with
-    `counters[mode]`); a dump's recorded processor is its real after-context."""
+    `counters[mode]`); a dump's recorded processor is its real after-context; `pins`: the
+    messages kept verbatim (the what-if of `core.pins`, as `inspector compare --pin`)."""
     snapshot = artifact.snapshot
     assert snapshot is not None
     counter = counters[mode]
@@ -49,7 +52,7 @@ def comparison_for(
         entries,
         counters,
         counter,
-        CompareOptions(afters=artifact_afters(artifact, counter)),
+        CompareOptions(afters=artifact_afters(artifact, counter), pins=pins),
     )
 
 
@@ -73,14 +76,16 @@ class CompareScreen(InspectorScreen[None]):
         entries: Sequence[CompareEntry],
         counters: dict[str, TokenCounter],
         mode: str,
+        pins: frozenset[int] = frozenset(),
     ) -> None:
         """`entries`: the columns, the context view's strategy and settings first; `mode`:
-        the token counter the columns are counted with."""
+        the token counter the columns are counted with; `pins`: messages kept verbatim."""
         super().__init__()
         self.artifact = artifact
         self.entries = tuple(entries)
         self.counters = counters
         self.mode = mode
+        self.pins = pins
         self.comparison: Comparison | None = None
 
     def compose(self) -> ComposeResult:
@@ -97,6 +102,8 @@ class CompareScreen(InspectorScreen[None]):
         title.append(f" {self.artifact.id}", "bold")
         names = ", ".join(entry.strategy.key for entry in self.entries)
         title.append(f"  {names}  ·  counted with {self.mode}", "dim")
+        if self.pins:
+            title.append(f"  ·  pinned {format_pins(self.pins)} (what-if)", "bold")
         self.query_one("#compare-title", Static).update(title)
         self.query_one("#compare-body").focus()
         self.compute()
@@ -104,7 +111,9 @@ class CompareScreen(InspectorScreen[None]):
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
     def compute(self) -> None:
         """Run the comparison (one core call) and post it."""
-        comparison = comparison_for(self.artifact, self.entries, self.counters, self.mode)
+        comparison = comparison_for(
+            self.artifact, self.entries, self.counters, self.mode, self.pins
+        )
         if not get_current_worker().is_cancelled:
             self.post_message(self.Compared(comparison))
 

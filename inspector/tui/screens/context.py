@@ -23,6 +23,7 @@ from textual.widgets import Footer, Input, Select, Static, TabbedContent, TabPan
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
+from inspector.core.flip_check import holding_flips
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
@@ -44,7 +45,6 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.tui.flip_check import holding_flips
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
@@ -295,7 +295,7 @@ class ContextScreen(
             self.query_one("#verdict", Static).update(
                 Text(f"counting tokens ({ready[1] or self.strategy.processor}) …", "dim")
             )
-            self.count(self.strategy, settings)
+            self.watch_count(self.count(self.strategy, settings), ready[1])
             return
         try:
             decision = self.strategy.decide(self._prepared(self.strategy), settings, self.artifact)
@@ -467,6 +467,10 @@ class ContextScreen(
     def count(self, strategy: Strategy, settings: Settings) -> None:
         """The first decision of a strategy in a token mode (counts every message)."""
         decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
+        from textual.worker import get_current_worker
+
+        if get_current_worker().is_cancelled:
+            return  # no one waits for it (Esc on its progress, or a newer count)
         ready = (strategy.key, strategy.counting_key(settings))
         self.post_message(self.Counted(ready, settings, decision))
 
@@ -487,13 +491,15 @@ class ContextScreen(
 
         worker = get_current_worker()
         flips: list[Flip] = []
-        for flip in self.strategy.flips(self._prepared(self.strategy), settings):
+        # pinned messages are kept out of the span here too (the CLI's `why --pin`)
+        prepared, prepare = self.flips_context(self.strategy, settings)
+        for flip in self.strategy.flips(prepared, settings):
             if worker.is_cancelled or settings != self.settings:
                 return  # stale: the settings moved on
             flips.append(flip)
         found = len(flips)
         if self.snapshot is not None:
-            flips = holding_flips(flips, self.snapshot, key, self.counters, self._prepared)
+            flips = holding_flips(flips, prepared.snapshot, key, self.counters, prepare)
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 

@@ -27,11 +27,11 @@ from inspector.core.strategy.base import (
 from inspector.core.strategy.fields import fields_of
 from inspector.core.tokens import TokenCounter
 from inspector.render.message_detail import message_plain_text
-from inspector.tui.screens.progress import StrategiesLauncher
+from inspector.tui.screens.progress import CountProgress, StrategiesLauncher
 from inspector.tui.widgets.message_list import MessageList
 
 
-class ContextLaunch(StrategiesLauncher):
+class ContextLaunch(StrategiesLauncher, CountProgress):
     """Sweep, strategies, re-run and the copy commands."""
 
     artifact: Artifact
@@ -42,6 +42,8 @@ class ContextLaunch(StrategiesLauncher):
     decision: Decision | None
     flips: list[Flip] | None
     counters: dict[str, TokenCounter]
+    #: The messages kept verbatim (ReportActions' what-if).
+    pins: frozenset[int]
     app: Any
 
     if TYPE_CHECKING:  # provided by the screen; declared for type checkers
@@ -83,7 +85,7 @@ class ContextLaunch(StrategiesLauncher):
             for other in map(registry.get, default_names(self.snapshot, self.strategy)[1:])
         ]
         mode = column_mode(self.settings, self.snapshot, self.counters)
-        self.launch_strategies(self.artifact, entries, mode)
+        self.launch_strategies(self.artifact, entries, mode, self.pins)
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from inspector.core.errors import InspectorError
 from inspector.core.pins import PinRow, apply_pins, format_pins, pins_across_strategies
 from inspector.core.redact import mask_secrets
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.strategy.base import Decision, Flip, Settings, Strategy
+from inspector.core.strategy.base import Decision, Flip, Prepared, Settings, Strategy
 from inspector.core.tokens import TokenCounter
 from inspector.render.report_data import build_report
 from inspector.render.report_html import report_html
@@ -70,6 +71,8 @@ class ReportActions:
         def apply_settings(self, settings: Settings) -> None: ...
 
         def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
+
+        def _prepared(self, strategy: Strategy) -> Prepared: ...
 
     def report_data(self, across: bool = False) -> dict[str, Any]:
         """The report of the context as on screen (current settings and pins); `across`: with
@@ -147,6 +150,41 @@ class ReportActions:
             self.notify(f"pins: {error}", severity="error")
             return decision
         return pinned.decision
+
+    def flips_context(
+        self, strategy: Strategy, settings: Settings
+    ) -> tuple[Prepared, Callable[[Strategy], Prepared]]:
+        """The context the flips are searched on and a `prepare` for the flip check on that
+        same context: with pins that lift messages out of the span, the pinned context (as
+        `inspector why --pin` searches them), else the screen's own prepared contexts."""
+        plain = (self._prepared(strategy), self._prepared)
+        if not self.pins or self.snapshot is None:
+            return plain
+        try:
+            pinned = apply_pins(
+                strategy,
+                self.snapshot,
+                settings,
+                self.counters,
+                self.pins,
+                self.artifact,
+                self.counting_note,
+            )
+        except InspectorError:
+            return plain
+        if not pinned.lifted:
+            return plain
+        reduced = pinned.prepared
+        cache: dict[str, Prepared] = {strategy.key: reduced}
+
+        def prepare(other: Strategy) -> Prepared:
+            if other.key not in cache:
+                cache[other.key] = other.prepare(
+                    reduced.snapshot, self.counters, self.counting_note
+                )
+            return cache[other.key]
+
+        return reduced, prepare
 
     def action_toggle_pin(self) -> None:
         """Pin or unpin the message under the cursor (keep verbatim, a what-if)."""

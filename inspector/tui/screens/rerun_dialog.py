@@ -4,6 +4,10 @@ A modal dialog that dismisses with a `RerunRequest` (or None when cancelled). Va
 a pure function (`parse_form`) so it is tested without a terminal; its messages appear
 inline under each field. The API key itself is never read into a widget: the form holds
 only the name of its environment variable and says whether that variable is set.
+
+The endpoint, model and key variable name start from the saved preferences
+(`inspector.prefs`); with "remember" ticked, a valid submit saves what was typed there
+(never the key: the preferences refuse anything that looks like one).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from inspector.llm import (
     check_out_dir,
     default_out_dir,
 )
+from inspector.prefs import Preferences, load_prefs, update_prefs
 
 PromptChoice = Literal["recorded", "builtin", "file"]
 
@@ -166,14 +171,42 @@ def parse_form(
     )
 
 
-def default_request(artifact: Artifact, env: Mapping[str, str]) -> RerunRequest:
-    """Starting values: base URL from OPENAI_BASE_URL, the recorded prompt for a dump."""
+def default_request(
+    artifact: Artifact, env: Mapping[str, str], prefs: Preferences | None = None
+) -> RerunRequest:
+    """Starting values: the saved endpoint, model and key variable (else the base URL from
+    OPENAI_BASE_URL), the recorded prompt for a dump."""
+    prefs = prefs or Preferences()
     return RerunRequest(
-        base_url=env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-        model="",
+        base_url=prefs.endpoint or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+        model=prefs.model or "",
         out_dir=default_out_dir(),
+        api_key_env=prefs.api_key_env or DEFAULT_API_KEY_ENV,
         prompt_choice="recorded" if artifact.kind == "dump" else "builtin",
     )
+
+
+def remember_request(request: RerunRequest, path: Path | None = None) -> str:
+    """Save the request's endpoint, model and key variable NAME in the preferences;
+    "" when saved, else why not (in words). The key itself is never saved."""
+    try:
+        update_prefs(
+            path, endpoint=request.base_url, model=request.model, api_key_env=request.api_key_env
+        )
+    except ValueError as error:  # pydantic's ValidationError: a name that looks like a key
+        return f"not remembered: the key variable {_first_error(error)}"
+    except OSError as error:
+        return f"not remembered: cannot write the preferences ({error.strerror or error})"
+    return ""
+
+
+def _first_error(error: ValueError) -> str:
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        items = errors()
+        if items:
+            return str(items[0].get("msg", error)).removeprefix("Value error, ")
+    return str(error)
 
 
 class RerunDialog(ModalScreen[RerunRequest | None]):
@@ -218,7 +251,10 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
         super().__init__()
         self.artifact = artifact
         self.env: Mapping[str, str] = os.environ if env is None else env
-        self.defaults = defaults or default_request(artifact, self.env)
+        self.prefs, _problem = load_prefs()  # a bad file: the app said so at start
+        self.defaults = defaults or default_request(artifact, self.env, self.prefs)
+        #: What a submit with "remember" ticked could not save ("" when saved or not asked).
+        self.remember_problem = ""
         #: Field id -> message of the last failed submit (empty once the form is valid).
         self.errors: dict[str, str] = {}
 
@@ -323,6 +359,16 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
             yield Label("Output folder")
             yield Input(str(d.out_dir), id="out-dir", compact=True)
         yield self._error_slot("out-dir")
+        remembered = any((self.prefs.endpoint, self.prefs.model, self.prefs.api_key_env))
+        with Horizontal(classes="field"):
+            yield Label("")
+            yield Checkbox(
+                "remember endpoint, model and key variable name",
+                remembered,
+                id="remember",
+                compact=True,
+            )
+            yield Static("saved in the preferences; never the key itself", classes="hint")
 
     def on_mount(self) -> None:
         """Focus the first field that still needs a value; show the key status."""
@@ -406,6 +452,10 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
         self._show_errors()
         self._show_key_status()
         if request is not None:
+            if self.query_one("#remember", Checkbox).value:
+                self.remember_problem = remember_request(request)
+                if self.remember_problem:
+                    self.app.notify(self.remember_problem, severity="warning")
             self.dismiss(request)
             return
         first = next(iter(self.errors))

@@ -5,13 +5,21 @@
 (attempts so far, the result, what was written); its workers only call
 `rerun_compaction` / `write_rerun` and post messages. Errors become plain sentences on
 screen (never a traceback) and the API key is never shown: any text that could echo it is
-redacted. Renderables come from `inspector.render.rerun_report` and
+redacted.
+
+The run has its own event loop in a thread (counting a big context never freezes the
+screen); the status line says the step in hand (preparing, waiting for attempt N, waiting
+before a retry, judging the reply), the elapsed time and the attempts so far. Esc cancels
+the run's task in that loop, which closes the HTTP request at once: no retry follows, no
+result is kept and the context view is left as it was. Renderables come from `inspector.render.rerun_report` and
 `inspector.render.rerun_view`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -145,6 +153,14 @@ class RerunScreen(ThemedScreen[None]):
             self.run = run
             self.attempt = attempt
 
+    class StepChanged(TextualMessage):
+        """The run moved on to another step (`text` says which, in plain words)."""
+
+        def __init__(self, run: int, text: str) -> None:
+            super().__init__()
+            self.run = run
+            self.text = text
+
     class RerunFinished(TextualMessage):
         """The run ended with a result (any outcome, failed calls included)."""
 
@@ -188,6 +204,12 @@ class RerunScreen(ThemedScreen[None]):
         self.elapsed = 0.0
         self._worker: Worker[None] | None = None
         self._ticker: Timer | None = None
+        #: The step in hand while running (see `StepChanged`), and every step of this run.
+        self.step = ""
+        self.steps: list[str] = []
+        #: The event loop of the running run (its thread's), to cancel its task.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_lock = threading.Lock()
 
     # --- layout ------------------------------------------------------------------------
 
@@ -226,6 +248,10 @@ class RerunScreen(ThemedScreen[None]):
         """Start the run."""
         self.start_run()
 
+    def on_unmount(self) -> None:
+        """Leaving (or quitting) stops a run still going."""
+        self._cancel_loop()
+
     # --- state ---------------------------------------------------------------------------
 
     def _secret(self) -> str | None:
@@ -242,9 +268,12 @@ class RerunScreen(ThemedScreen[None]):
         self.write_error = None
         self.started = time.monotonic()
         self.elapsed = 0.0
+        self.step = "preparing the request"
+        self.steps = []
         if self._ticker is not None:
             self._ticker.stop()
         self._ticker = self.set_interval(0.2, self._tick)
+        self._cancel_loop()  # a run still going (a new one replaces it)
         self._worker = self.run_rerun(self.run_number, self.request)
         self._refresh_all()
 
@@ -309,8 +338,12 @@ class RerunScreen(ThemedScreen[None]):
         """The one status line: running, the outcome, cancelled, or could not run."""
         if self.state == "running":
             calls = f" · {len(self.attempts)} call(s) done" if self.attempts else ""
+            retries = sum(1 for a in self.attempts if a.action in ("backoff", "shrink"))
+            if retries:
+                calls += f", {retries} retr{'y' if retries == 1 else 'ies'}"
             return Text(
-                f"calling {self.request.model} ... {self.elapsed:.1f} s{calls}   (Esc to cancel)",
+                f"calling {self.request.model} ... {self.elapsed:.1f} s{calls} · {self.step}"
+                "   (Esc to cancel)",
                 style="bold",
             )
         if self.state == "cancelled":
@@ -385,18 +418,75 @@ class RerunScreen(ThemedScreen[None]):
 
     # --- workers -------------------------------------------------------------------------
 
-    @work(exclusive=True, group="rerun", exit_on_error=False)
-    async def run_rerun(self, run: int, request: RerunRequest) -> None:
-        """Call the model as openJiuwen would; post each attempt and the result."""
+    @work(thread=True, exclusive=True, group="rerun", exit_on_error=False)
+    def run_rerun(self, run: int, request: RerunRequest) -> None:
+        """Run the call in this thread's own event loop; post the result unless cancelled."""
+        loop = asyncio.new_event_loop()
+        with self._loop_lock:
+            self._loop = loop
+        try:
+            result = loop.run_until_complete(self._call_model(run, request))
+        except asyncio.CancelledError:
+            return  # cancelled: the screen already says so
+        finally:
+            with self._loop_lock:
+                if self._loop is loop:
+                    self._loop = None
+            loop.close()
+        self.post_message(self.RerunFinished(run, result))
+
+    @property
+    def call_in_flight(self) -> bool:
+        """True while a run's event loop (its HTTP call, its retries) is still going."""
+        with self._loop_lock:
+            return self._loop is not None
+
+    def _cancel_loop(self) -> None:
+        """Cancel every task of the running run's loop (from the UI thread)."""
+        with self._loop_lock:
+            loop = self._loop
+            if loop is None or loop.is_closed():
+                return
+
+            def cancel_all() -> None:
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+
+            loop.call_soon_threadsafe(cancel_all)
+
+    async def _call_model(self, run: int, request: RerunRequest) -> RerunResult:
+        """Call the model as openJiuwen would; post each step and attempt."""
+        assert self.artifact.snapshot is not None
+
+        def step(text: str) -> None:
+            self.post_message(self.StepChanged(run, text))
+
+        count = len(self.artifact.snapshot.messages)
+        step(f"preparing the request (counting {count:,} messages)")
         inputs = rerun_inputs(
             self.artifact,
             self.tuning,
             prompt_file=request.prompt_file if request.prompt_choice == "file" else None,
             use_builtin=request.prompt_choice == "builtin",
         )
-        assert self.artifact.snapshot is not None
         counter = self.counters[self.tuning.token_mode] if self.counters else None
-        result = await rerun_compaction(
+        attempts: list[Attempt] = []
+
+        def attempted(attempt: Attempt) -> None:
+            attempts.append(attempt)
+            self.post_message(self.AttemptMade(run, attempt))
+            if attempt.failure is None:
+                step("judging the reply (summary, re-injection, benefit check)")
+            elif attempt.action == "shrink":
+                step(f"attempt {attempt.number} failed: shrinking the span for the next one")
+
+        async def sleep(seconds: float) -> None:
+            step(f"waiting {seconds:.1f} s before attempt {len(attempts) + 1} (retry policy)")
+            await asyncio.sleep(seconds)
+
+        inner = self.transport or httpx.AsyncHTTPTransport()
+        watched = _WatchedTransport(inner, lambda: step(_waiting_for(len(attempts) + 1)))
+        return await rerun_compaction(
             self.artifact.snapshot,
             self.tuning,
             request.endpoint(),
@@ -409,13 +499,8 @@ class RerunScreen(ThemedScreen[None]):
                 counter=counter,
                 identity=inputs.identity,
             ),
-            RerunHooks(
-                transport=self.transport,
-                on_attempt=lambda attempt: self.post_message(self.AttemptMade(run, attempt)),
-                env=self.env,
-            ),
+            RerunHooks(transport=watched, on_attempt=attempted, sleep=sleep, env=self.env),
         )
-        self.post_message(self.RerunFinished(run, result))
 
     @work(exclusive=True, group="rerun-write", thread=True, exit_on_error=False)
     def write_dump(self, result: RerunResult, out_dir: Path) -> None:
@@ -429,6 +514,13 @@ class RerunScreen(ThemedScreen[None]):
         if event.run == self.run_number and self.state == "running":
             self.attempts.append(event.attempt)
             self._show_attempts()
+            self._show_status()
+
+    @on(StepChanged)
+    def _step_changed(self, event: StepChanged) -> None:
+        if event.run == self.run_number and self.state == "running":
+            self.step = event.text
+            self.steps.append(event.text)
             self._show_status()
 
     @on(RerunFinished)
@@ -489,6 +581,7 @@ class RerunScreen(ThemedScreen[None]):
             return
         if self._worker is not None:
             self._worker.cancel()
+        self._cancel_loop()  # the request itself stops, not only the wait for it
         self._finish("cancelled")
 
     def action_close(self) -> None:
@@ -516,6 +609,27 @@ class RerunScreen(ThemedScreen[None]):
         """Switch the result tab."""
         self.query_one("#rerun-tabs", TabbedContent).active = tab
         self.query_one(f"#{tab} VerticalScroll", VerticalScroll).focus()
+
+
+def _waiting_for(number: int) -> str:
+    return f"attempt {number}: request sent, waiting for the reply"
+
+
+class _WatchedTransport(httpx.AsyncBaseTransport):
+    """The run's transport, saying when each request is sent (the step line)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, on_send: Any) -> None:
+        self.inner = inner
+        self.on_send = on_send
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Say the request is sent, then send it."""
+        self.on_send()
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        """Close the inner transport."""
+        await self.inner.aclose()
 
 
 def open_rerun(
