@@ -52,9 +52,11 @@ bench: $(VENV)/.installed
 parity-live: $(VENV)/.installed
 	$(BIN)/python -m parity_live live
 
-# re-record the re-run corpus (tests/data/rerun/) from the real releases' cached environments
+# re-record the re-run corpora (tests/data/rerun/, tests/data/standard_rerun/) from the real
+# releases' cached environments
 parity-rerun: $(VENV)/.installed
 	$(BIN)/python -m parity_live.rerun_scenarios
+	$(BIN)/python -m parity_live.standard_reruns
 
 # A real jiuwenswarm 0.2.3 (its own cached venv under ~/.cache/context-inspector/) on
 # 127.0.0.1 with a scripted model, driven until it compresses; several minutes

@@ -295,7 +295,7 @@ def dump_document(
         "trigger": {
             "context_max": before_tokens + 10_000,
             "total_tokens_before": before_tokens,
-            "target_tokens": before_tokens - after_tokens,
+            "target_tokens": max(before_tokens - after_tokens, 0),
         },
         "span": {
             "preserved_prefix_count": prefix,
@@ -410,23 +410,31 @@ def _debug_records(document: dict[str, Any], rng: random.Random) -> list[dict[st
 
 
 def write_folder(
-    root: Path, dumps: int = 5_000, sessions: int = 50, messages_per_dump: int = 16, seed: int = 7
+    root: Path,
+    dumps: int = 5_000,
+    sessions: int = 50,
+    messages_per_dump: int = 16,
+    seed: int = 7,
+    tool_output_chars: int = 600,
 ) -> Path:
     """A workspace `context/` tree: `dumps` dumps over `sessions` sessions, plus their debug logs.
 
-    Reused when a marker file says it was made with the same numbers.
+    Small `messages_per_dump` and `tool_output_chars` make tiny dumps (a 50,000-file folder
+    in little disk). Reused when a marker file says it was made with the same numbers.
     """
     marker = root / ".bench-folder.json"
-    settings = {
+    settings: dict[str, int] = {
         "dumps": dumps,
         "sessions": sessions,
         "messages_per_dump": messages_per_dump,
         "seed": seed,
     }
+    if tool_output_chars != 600:  # the default is left out: older folders are still reused
+        settings["tool_output_chars"] = tool_output_chars
     if marker.exists() and json.loads(marker.read_text()) == settings:
         return root
     rng = random.Random(seed)
-    maker = ContextMaker(seed=seed, tool_output_chars=600, image_every=0)
+    maker = ContextMaker(seed=seed, tool_output_chars=tool_output_chars, image_every=0)
     pool = maker.messages(messages_per_dump * 40)
     for session_index in range(sessions):
         session = f"agent/s{session_index:03d}"
@@ -444,7 +452,7 @@ def write_folder(
                 session,
                 f"ctx_{session_index}",
                 ms / 1000,
-                tail=rng.randrange(1, 6),
+                tail=rng.randrange(1, min(6, messages_per_dump - 1)),
             )
             write_dump(
                 base / "compression_logs" / f"{ms}_{processor}_{safe(session)}.json", document

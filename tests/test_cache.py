@@ -184,12 +184,17 @@ def test_clear_and_cli(
 ) -> None:
     with TokenCache() as cache:
         cache.put_many([(b"k" * 16, 7)])
+    results = _private_cache_dir / "results"
+    results.mkdir()
+    (results / "a.ciresult").write_bytes(b"x" * 100)  # the clear deletes stored results too
     assert main(["cache", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["entries"] == 1 and info["path"].startswith(str(_private_cache_dir))
-    assert main(["cache", "clear"]) == 0
-    assert "cleared" in capsys.readouterr().out
-    assert not list(_private_cache_dir.glob(DB_NAME + "*"))
+    assert info["results"] == {"path": str(results), "entries": 1, "bytes": 100}
+    assert main(["cache", "clear", "--json"]) == 0
+    cleared = json.loads(capsys.readouterr().out)
+    assert cleared["result_bytes_freed"] == 100 and cleared["bytes_freed"] > 100
+    assert not list(_private_cache_dir.glob(DB_NAME + "*")) and not list(results.iterdir())
     assert main(["cache", "info", "--dir", str(tmp_path / "elsewhere"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"] == 0
     assert not (tmp_path / "elsewhere" / DB_NAME).exists()  # info never creates a cache

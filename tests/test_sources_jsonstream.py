@@ -54,6 +54,8 @@ def test_real_files_give_json_loads_value() -> None:
         expected = json.loads(path.read_bytes())
         for chunk in (1, 7, 4096):
             assert load_streaming(path, chunk_bytes=chunk) == expected, (path, chunk)
+        for chunk, big in ((7, 64), (300, 1024)):  # big values walked, long strings in pieces
+            assert load_streaming(path, chunk_bytes=chunk, big_chars=big) == expected, path
         _same_read(path)
 
 
@@ -170,3 +172,95 @@ def test_nesting_check_can_be_left_to_the_parser() -> None:
     infinite = _write(b'{"a": [1e999]}')
     problem = read_json_file(infinite, check_nesting=False).problem
     assert problem is not None and "infinity" in problem.error
+
+
+_long_texts = st.lists(
+    st.one_of(
+        st.text(alphabet="abcdefghij KLMNOP", min_size=0, max_size=40),
+        st.sampled_from(['"', "\\", "\n", "\t", "\x01", "\u00e9", "\u4e2d", "\U0001f600", "/"]),
+        st.text(max_size=3),
+    ),
+    max_size=40,
+).map("".join)
+
+
+_FEW = settings(SETTINGS, max_examples=80)
+
+
+@_FEW
+@given(
+    value=st.recursive(
+        _long_texts,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_long_texts, inner, max_size=3),
+        max_leaves=8,
+    ),
+    ascii_only=st.booleans(),
+    chunk=st.integers(min_value=1, max_value=80),
+    big=st.integers(min_value=1, max_value=200),
+    depth=st.integers(min_value=0, max_value=3),
+)
+def test_big_values_walked_and_long_strings_in_pieces_match_json_loads(
+    value: Any, ascii_only: bool, chunk: int, big: int, depth: int
+) -> None:
+    data = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8")
+    path = _write(data)
+    assert load_streaming(path, depth=depth, chunk_bytes=chunk, big_chars=big) == json.loads(data)
+
+
+@_FEW
+@given(
+    cut=st.integers(min_value=0, max_value=len(DUMP.read_bytes())),
+    chunk=st.integers(16, 300),
+    big=st.integers(1, 400),
+)
+def test_truncated_dump_falls_back_with_pieces_too(cut: int, chunk: int, big: int) -> None:
+    data = DUMP.read_bytes()[:cut]
+    path = _write(data)
+    try:
+        expected = json.loads(data)
+    except ValueError:
+        with pytest.raises(StreamFallback):
+            load_streaming(path, chunk_bytes=chunk, big_chars=big)
+        return
+    assert load_streaming(path, chunk_bytes=chunk, big_chars=big) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x\\\\" * 50 + "y",  # dense escapes: no cut until the string ends
+        "a" * 300 + "\\ud83d\\ude00" + "b" * 300,  # a surrogate pair near a cut
+        "a" * 300 + "\\\\" + '\\"' * 3 + "c" * 300,
+        "a" * 300 + "\x01",  # a raw control character: refused as json.loads refuses it
+        "a" * 300,  # never closed
+    ],
+)
+def test_long_string_edges_match_json_loads(body: str) -> None:
+    data = ('{"k": ["' + body + '"]}').encode("utf-8")
+    path = _write(data)
+    for chunk in (1, 7, 64):
+        try:
+            expected = json.loads(data)
+        except ValueError:
+            with pytest.raises(StreamFallback):
+                load_streaming(path, chunk_bytes=chunk, big_chars=32)
+            continue
+        assert load_streaming(path, chunk_bytes=chunk, big_chars=32) == expected
+
+
+def test_one_huge_string_is_read_without_the_windows_copies() -> None:
+    import tracemalloc
+
+    size = 17_000_000  # read whole in a doubling window this needs ~2.47x its size
+    text = ("abcdefghij klmnop\n" * (size // 18 + 1))[:size]
+    path = _write(json.dumps({"request": {"messages": [{"content": text}]}}).encode(), "big.json")
+    del text
+    tracemalloc.start()
+    try:
+        value = load_streaming(path, big_chars=1_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(value["request"]["messages"][0]["content"]) == size
+    # the string once, its pieces once while joining, a window: not the window's doubling
+    assert peak < 2.25 * size, peak / size

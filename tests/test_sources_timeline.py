@@ -14,6 +14,7 @@ from inspector.core.timeline import (
     link_runs,
     safe_name,
     session_timeline,
+    settle_alone,
 )
 
 
@@ -216,3 +217,27 @@ def test_a_torn_last_line_loses_only_that_line(tmp_path: Path) -> None:
     assert len(runs) == 3 and [r.recorded["total_tokens"] for r in runs] == [100, 200, 300]
     (error,) = errors
     assert error.where == "line 4"
+
+
+def test_a_run_settled_alone_is_the_run_link_runs_gives_without_dumps() -> None:
+    records = [
+        check(1, "below_threshold"),
+        check(2, "reached_threshold"),
+        rec(2.1, "span_built", preserved_prefix=[], messages_to_compress=[{"idx": 0}]),
+        retry(2.2, "transient:timeout", "transient_backoff", True),
+        retry(2.3, "transient:rate_limit", "transient_backoff", True),
+        rec(2.4, "some_new_event"),
+        check(3, "reached_threshold"),
+        retry(3.1, "context_overflow", "no_smaller_span", False),
+        check(4, "reached_threshold"),
+        rec(5, "span_built", session="s/2"),
+        rec(6, "threshold_check", session="s/3"),
+    ]
+    runs = group_runs(records)
+    assert len(runs) >= 6
+    outcomes = set()
+    for run in runs:
+        (linked,), _ = link_runs([run], [], dumps_loaded=False)
+        assert settle_alone(run) == linked
+        outcomes.add(linked.outcome)
+    assert {"not_compressed", "silent_end", "failed", "unknown"} <= outcomes

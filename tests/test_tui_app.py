@@ -16,12 +16,12 @@ from textual.message import Message
 from textual.notifications import Notification, Notify
 from textual.pilot import Pilot
 
+from inspector.core.flip_check import holding_flips
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import Decision
 from inspector.core.tokens import TokenCounter
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
-from inspector.tui.flip_check import holding_flips
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.help import HelpScreen, help_sections, key_display

@@ -8,6 +8,8 @@ drawn), computed from the same sources the screen reads.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,13 +19,13 @@ from textual.pilot import Pilot
 from textual.widgets import Input, ProgressBar, Select, TabbedContent
 
 from inspector.core.compare import default_names
+from inspector.core.flip_check import dropped_note, flip_holds
 from inspector.core.outcome import classify_outcome
 from inspector.core.strategy import registry
 from inspector.core.tokens import TokenCounter
 from inspector.render.context_bar import BarParts, ContextBar, stretch_note
 from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
-from inspector.tui.flip_check import flip_holds
 from inspector.tui.screens import progress
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.browser_table import short_id
@@ -455,3 +457,35 @@ async def test_help_and_context_fit_each_terminal_size(
 
 
 NARROW_KEYS = "".join(chr(key) for key in NARROW)
+
+
+def test_the_cli_offers_the_same_holding_flips_as_the_why_tab(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """`inspector why` and `report` drop the flips the benefit check would drop, as the TUI."""
+    from inspector.core.snapshot import snapshot_from_dict
+    from inspector.core.strategy.selection import select
+
+    kept = dropped = 0
+    for path in (E_INPUT, REFERENCE / "c_below_threshold" / "input.json"):
+        snapshot = snapshot_from_dict(json.loads(path.read_text()))
+        selection = select(snapshot, {})
+        strategy = selection.strategy
+        found = list(strategy.flips(strategy.prepare(snapshot, counters), selection.settings))
+        holds = [flip_holds(f, snapshot, strategy.key, counters) for f in found]
+        done = subprocess.run(
+            [sys.executable, "-m", "inspector", "report", str(path), "--format", "md"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        section = done.stdout.partition("## Smallest change")[2].partition("\n## ")[0]
+        rows = [row for row in section.splitlines() if row.startswith("| ")][1:]
+        shown = [row.split("|")[1].strip() for row in rows]
+        assert shown == [f.param for f, held in zip(found, holds, strict=True) if held]
+        assert ("no benefit" in section) is (False in holds)
+        assert dropped_note(holds.count(False)) in section
+        kept, dropped = kept + sum(holds), dropped + holds.count(False)
+    assert kept and dropped  # both sides of the check were exercised

@@ -180,7 +180,9 @@ def test_gateway_watch_text_output_and_reconnect(watches: list[Watch]) -> None:
         while "reconnecting" not in "\n".join(watch.seen):
             watch.next_line()
         gateway.start()
-        gateway.wait_registered(SID, timeout=10)
+        # the watcher's own socket is back (a history.get socket may register first)
+        while "\n".join(watch.seen).count("● ready") < 2:
+            watch.next_line()
         gateway.emit_sample(SID, "context_usage")
         while "usage 50.0%" not in "\n".join(watch.seen):
             watch.next_line()

@@ -5,6 +5,7 @@ python bench/workers/folder.py rows FOLDER          # browser rows: names + firs
 python bench/workers/folder.py headers FOLDER       # header keys of every dump (background fill)
 python bench/workers/folder.py entries FOLDER       # inspector.sources.entries: rows + 50 details
 python bench/workers/folder.py loader-first FOLDER  # first 50 results of load_paths
+python bench/workers/folder.py loader-all FOLDER    # every result of load_paths (the full load)
 """
 
 from __future__ import annotations
@@ -72,15 +73,19 @@ def entries(folder: str, details_for: int = 50) -> dict[str, int]:
     return {"rows": len(rows), "details": sum(1 for row in filled if row.details)}
 
 
-def first_artifacts(folder: str, count: int = 50) -> dict[str, int]:
-    """Today's loader: time until `load_paths` has yielded the first `count` results."""
+def first_artifacts(folder: str, count: int | None = 50) -> dict[str, int]:
+    """Today's loader: time until `load_paths` has yielded the first `count` results (None:
+    all of them, the browser's full load, with the token cache as the TUI uses it)."""
+    from inspector.sources.cache import TokenCache, cached_counters
     from inspector.sources.loader import load_paths
 
+    cache = TokenCache()
     got = 0
-    for _ in load_paths([folder]):
+    for _ in load_paths([folder], counters=cached_counters(cache)):
         got += 1
-        if got >= count:
+        if count is not None and got >= count:
             break
+    cache.close()
     return {"rows": got}
 
 
@@ -93,6 +98,8 @@ def main(argv: list[str]) -> None:
         result = rows(folder, 50)
     elif mode == "loader-first":
         result = first_artifacts(folder)
+    elif mode == "loader-all":
+        result = first_artifacts(folder, None)
     elif mode == "headers":
         result = rows(folder, None)
     elif mode == "entries":

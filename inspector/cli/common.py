@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import sys
@@ -175,8 +174,7 @@ def print_json_line(obj: Any, stream: Any = None) -> None:
     """
     out = stream or sys.stdout
     masker = getattr(out, "masker", None)
-    obj = (masker if isinstance(masker, Masker) else _DATA_MASKER).value(obj)
-    text = json.dumps(obj, ensure_ascii=False, default=str)
+    text = (masker if isinstance(masker, Masker) else _DATA_MASKER).json_text(obj)
     try:
         data = (text + "\n").encode("utf-8")
     except UnicodeEncodeError:

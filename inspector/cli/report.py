@@ -17,6 +17,7 @@ from typing import Any
 from inspector.cli.common import UsageError, add_tuning_arguments
 from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
+from inspector.core.flip_check import Offered, holding_flips
 from inspector.core.pins import (
     PinError,
     PinRow,
@@ -26,7 +27,7 @@ from inspector.core.pins import (
     pins_across_strategies,
     recorded_pins,
 )
-from inspector.core.strategy.base import Flip
+from inspector.core.strategy.base import Prepared, Strategy
 from inspector.prefs import write_text_file
 from inspector.render.report_data import build_report
 from inspector.render.report_html import report_html
@@ -83,16 +84,17 @@ def pins_of(args: argparse.Namespace) -> frozenset[int] | None:
 
 def with_pins(
     report: ReportRun, evaluated: Evaluated, pins: frozenset[int] | None, flips: bool = True
-) -> tuple[Evaluated, list[Flip], frozenset[int]]:
+) -> tuple[Evaluated, Offered, frozenset[int]]:
     """The evaluation with the pins applied (given, else the snapshot's own), its flips (when
-    `flips`) and the pins in effect."""
+    `flips`: only those that hold, benefit check included, as the TUI offers them) and the
+    pins in effect."""
     artifact, selection = evaluated.artifact, evaluated.selection
     if selection is None or evaluated.prepared is None or artifact.snapshot is None:
-        return evaluated, [], frozenset()
+        return evaluated, Offered([], 0), frozenset()
     chosen = recorded_pins(artifact.snapshot) if pins is None else pins
     strategy, settings = selection.strategy, selection.settings
     if not chosen:
-        found = list(strategy.flips(evaluated.prepared, settings)) if flips else []
+        found = _holding(report, strategy, evaluated.prepared, settings, flips)
         return evaluated, found, chosen
     try:
         pinned = apply_pins(
@@ -113,8 +115,29 @@ def with_pins(
             file=sys.stderr,
         )
     evaluated = dataclasses.replace(evaluated, prepared=pinned.prepared, decision=pinned.decision)
-    found = list(strategy.flips(pinned.prepared, settings)) if flips else []
+    found = _holding(report, strategy, pinned.prepared, settings, flips)
     return evaluated, found, pinned.pinned
+
+
+def _holding(
+    report: ReportRun, strategy: Strategy, prepared: Prepared, settings: Any, wanted: bool
+) -> Offered:
+    """The strategy's flips on `prepared` that hold (`core.flip_check`; none unless
+    `wanted`); another strategy's flip is checked on the same context, prepared once."""
+    if not wanted:
+        return Offered([], 0)
+    cache: dict[str, Prepared] = {strategy.key: prepared}
+
+    def prepare(other: Strategy) -> Prepared:
+        if other.key not in cache:
+            cache[other.key] = other.prepare(
+                prepared.snapshot, report.counters, report.counting_note
+            )
+        return cache[other.key]
+
+    found = list(strategy.flips(prepared, settings))
+    held = holding_flips(found, prepared.snapshot, strategy.key, report.counters, prepare)
+    return Offered(held, len(found) - len(held))
 
 
 def _report_of(
@@ -130,7 +153,7 @@ def _report_of(
         rows = pins_across_strategies(
             artifact.snapshot, report.counters, chosen, choice, artifact, report.counting_note
         )
-    return build_report(artifact, decision, flips, counter, chosen, rows)
+    return build_report(artifact, decision, flips.flips, counter, chosen, rows, flips.dropped)
 
 
 def run(args: argparse.Namespace) -> int:

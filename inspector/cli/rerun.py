@@ -8,6 +8,10 @@ whose rules the run follows (counting, overflow shrink, previews, usage records,
 sampling) is chosen as the forked strategies choose it: `--openjiuwen`, else the release the
 source records, else its evidence, else the newest; the counter likewise (`--tokens`).
 
+openJiuwen's standard processors (`--family standard --processor X`, or a snapshot naming
+one) are re-run by `inspector.cli.rerun_standard`: their own calls, the inspector's prompt
+unless `--prompt-file` gives the real one, `--dry-run` to see the request without sending it.
+
 Exit status: 0 a reply came back and a result was built (applied, or one openJiuwen would
 drop for no benefit); 1 the source could not be read; 2 bad usage (flags, missing key
 variable, --out inside the source folder, not an LLM compressor); 3 the model call failed
@@ -31,13 +35,15 @@ from inspector.cli.common import (
     print_json_line,
     tuning_overrides,
 )
+from inspector.cli.rerun_standard import add_standard_arguments
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.compaction import Sampling, release_sampling
 from inspector.core.errors import ConfigError
 from inspector.core.redact import Masker, escape_controls, shown_name
 from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
-from inspector.core.strategy.base import rerun_strategy
+from inspector.core.standard.rerun_script import standard_rerun_strategy
+from inspector.core.strategy.base import Settings, Strategy, rerun_strategy
 from inspector.core.strategy.registry import all_strategies
 from inspector.core.strategy.selection import select
 from inspector.core.tuning import Tuning
@@ -61,21 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source", metavar="SOURCE", help="a dump, snapshot or message list (one context)"
     )
-    parser.add_argument(
-        "--base-url", required=True, metavar="URL", help="e.g. https://api.openai.com/v1"
-    )
-    parser.add_argument(
-        "--model", required=True, metavar="NAME", help="model name sent in the request"
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the key",
-    )
-    parser.add_argument(
-        "--no-key", action="store_true", help="send no Authorization header (local servers)"
-    )
+    _add_endpoint_arguments(parser)
     parser.add_argument(
         "--out", metavar="DIR", help="folder for the new dump (default: the user data folder)"
     )
@@ -127,7 +119,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra request header",
     )
     add_tuning_arguments(parser)
+    add_standard_arguments(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the report")
+
+
+def _add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """--base-url, --model, --api-key-env, --no-key."""
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="e.g. https://api.openai.com/v1 (required except with --dry-run)",
+    )
+    parser.add_argument(
+        "--model", required=True, metavar="NAME", help="model name sent in the request"
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the key",
+    )
+    parser.add_argument(
+        "--no-key", action="store_true", help="send no Authorization header (local servers)"
+    )
 
 
 def _headers(raw: list[str]) -> dict[str, str]:
@@ -387,6 +401,10 @@ def _displayed(result: RerunResult) -> RerunResult:
     )
 
 
+def _rerunnable(strategy: Strategy) -> bool:
+    return rerun_strategy(strategy) is not None or standard_rerun_strategy(strategy) is not None
+
+
 def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     """The selected strategy's re-run tuning (the recorded settings with the user's flags);
     a strategy that cannot be re-run is a usage error naming those that can."""
@@ -394,12 +412,75 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     selection = select(artifact.snapshot, overrides)
     strategy = rerun_strategy(selection.strategy)
     if strategy is None:
-        able = [s.key for s in all_strategies() if rerun_strategy(s) is not None]
+        able = [s.key for s in all_strategies() if _rerunnable(s)]
         raise UsageError(
-            f"{selection.strategy.processor} cannot be re-run here: rerun replays openJiuwen's "
+            f"{selection.strategy.processor} ({selection.strategy.key}) cannot be re-run here: "
+            "rerun replays openJiuwen's "
             f"LLM compaction of {', '.join(able)} (--processor)"
         )
     return strategy.rerun_tuning(selection.settings)
+
+
+def _forked_dry_run(
+    args: argparse.Namespace,
+    artifact: Artifact,
+    tuning: Tuning,
+    endpoint: EndpointConfig,
+    options: RerunOptions,
+) -> int:
+    """The request a forked re-run's first attempt sends (secrets masked); nothing is sent."""
+    import json
+
+    from inspector.core.compaction import request_body
+    from inspector.core.engine import PricedContext
+
+    assert artifact.snapshot is not None and options.counter is not None
+    evaluation = PricedContext.from_snapshot(artifact.snapshot, options.counter).evaluate(tuning)
+    span = evaluation.span
+    if span.compress[1] <= span.compress[0]:
+        print(
+            f"{artifact.source}: nothing to compress ({evaluation.reason}); no request",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING
+    body = request_body(
+        artifact.snapshot,
+        span,
+        options.prompt or "",
+        endpoint.model,
+        endpoint.sampling,
+        options.include_tools,
+    )
+    head = {"source": artifact.source, "id": artifact.id, "dry_run": True}
+    head["prompt_source"] = options.prompt_source
+    if args.json:
+        print_json_line({**head, "span": span.counts, "request": body})
+        return EXIT_OK
+    print(f"dry run: {tuning.processor_class}, span {span.counts}, prompt {options.prompt_source}")
+    masker = getattr(sys.stdout, "masker", None)
+    text = json.dumps(body, ensure_ascii=False, indent=1)
+    print(escape_controls(masker.text(text) if isinstance(masker, Masker) else Masker().text(text)))
+    return EXIT_OK
+
+
+def _check_base_url(args: argparse.Namespace) -> None:
+    """--base-url is needed unless --dry-run (then an empty one stands in)."""
+    if args.base_url is None and not args.dry_run:
+        raise UsageError("--base-url is required (except with --dry-run)")
+    args.base_url = args.base_url or ""
+
+
+def _standard(artifact: Artifact, overrides: dict[str, Any]) -> tuple[Strategy, Settings] | None:
+    """The selected standard strategy that re-runs, its settings and processor; None for
+    the other strategies."""
+    assert artifact.snapshot is not None
+    try:
+        selection = select(artifact.snapshot, overrides)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    if standard_rerun_strategy(selection.strategy) is None:
+        return None
+    return selection.strategy, selection.settings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -417,6 +498,7 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = tuning_overrides(args)
     check_overrides(overrides)
+    _check_base_url(args)
     _endpoint(args)  # flag errors before anything is read
     out_dir = Path(args.out).expanduser() if args.out else default_out_dir()
     try:
@@ -427,6 +509,11 @@ def run(args: argparse.Namespace) -> int:
     if artifact is None or artifact.snapshot is None:
         return EXIT_UNREADABLE
     release = overrides.get("openjiuwen_version")
+    standard = _standard(artifact, overrides)
+    if standard is not None:
+        from inspector.cli.rerun_standard import run_standard
+
+        return run_standard(args, artifact, *standard)
     try:
         tuning = _rerun_tuning(artifact, overrides)
         tuning, choice = rerun_counting(
@@ -440,6 +527,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     endpoint = _endpoint(args, choice.profile)
     options = _options(args, artifact, tuning, choice.profile)
+    if args.dry_run:
+        return _forked_dry_run(args, artifact, tuning, endpoint, options)
 
     def progress(attempt: Attempt) -> None:
         if not args.json:

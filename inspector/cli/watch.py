@@ -185,15 +185,13 @@ def _request(source: str, args: argparse.Namespace) -> ConnectRequest:
 
 
 def _trajectory(source: str, args: argparse.Namespace) -> str:
-    """--trajectory; else `auto` when the agent's home is known (its files stand in for the
-    trajectory API that jiuwenswarm 0.2.3 lacks), else none (gateway events only)."""
+    """--trajectory; else `auto` for a gateway: a trajectory API when the agent has one, else
+    the context rebuilt from the agent's home folder (when on this machine) or from its
+    transcript over the gateway (`history.get`), which stand in for the trajectory API that
+    jiuwenswarm 0.2.3 lacks."""
     if args.trajectory:
         return str(args.trajectory)
-    if classify_source(source) != "gateway":
-        return ""
-    from inspector.sources.jiuwenswarm import home_for_gateway
-
-    return "auto" if home_for_gateway(source, args.home) is not None else ""
+    return "auto" if classify_source(source) == "gateway" else ""
 
 
 def _build_streams(args: argparse.Namespace) -> list[_Stream]:

@@ -11,6 +11,7 @@ from inspector.cli.report import add_pin_argument, pins_of, with_pins
 from inspector.cli.run_support import ReportRun
 from inspector.core.strategy.report import why_json
 from inspector.render.why_report import why_report
+from inspector.sources.result_cache import cached_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report (Rich) or JSON Lines; exit 1 if any input was unreadable."""
+    """Print the report (Rich) or JSON Lines; exit 1 if any input was unreadable. A --json
+    run over files alone is replayed from the whole-file result cache when nothing changed."""
+    return cached_run("why", args, _run)
+
+
+def _run(args: argparse.Namespace) -> int:
     report = ReportRun(args)
     pins = pins_of(args)
     report.warn_inexact()
@@ -40,5 +46,5 @@ def run(args: argparse.Namespace) -> int:
             print_json_line(why_json(artifact, evaluated.decision))
             continue
         evaluated, flips, _ = with_pins(report, evaluated, pins)
-        console.print(why_report(artifact, evaluated.decision, flips))
+        console.print(why_report(artifact, evaluated.decision, flips.flips, dropped=flips.dropped))
     return report.exit_status

@@ -55,6 +55,11 @@ class SpanCounts:
 
 def _plain(value: Any) -> Any:
     """A field value as plain JSON data (what `why --json` prints)."""
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if kind is dict:
+        return dict(value)
     if isinstance(value, SpanCounts):
         return value.to_dict()
     if isinstance(value, tuple):
@@ -65,6 +70,7 @@ def _plain(value: Any) -> Any:
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FIELD_SETS: dict[type, frozenset[str]] = {}
 
 
 class Recorded(Mapping[str, Any]):
@@ -86,7 +92,10 @@ class Recorded(Mapping[str, Any]):
         return names
 
     def __getitem__(self, key: str) -> Any:
-        if key not in self.keys_of():
+        names = _FIELD_SETS.get(type(self))
+        if names is None:
+            names = _FIELD_SETS[type(self)] = frozenset(self.keys_of())
+        if key not in names:
             raise KeyError(key)
         value = getattr(self, key)
         if value is None and key in self.OPTIONAL:

@@ -12,6 +12,7 @@ library.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -98,6 +99,59 @@ def _mask_assignments(text: str) -> str:
 
 _ASSIGNED_AGAIN_RE = re.compile(r"\s*[:=]")
 
+#: Substrings, lower-cased, one of which every match of `_PEM_RE`, `_URL_CREDENTIALS_RE`
+#: and `_KEY_RE` contains (a PEM header, a URL scheme's `://`, each provider prefix).
+_LOW_FRAGMENTS = (
+    "-----begin ", "://", "sk-", "k_", "akia", "asia", "agpa", "aida", "aroa", "aiza", "ghp_",
+    "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hf_", "npm_", "sg.", "eyj",
+)  # fmt: skip
+#: Words, lower-cased, one of which every match of `_AUTH_RE` (the word, then a space) and
+#: of `_mask_assignments` (a `_SECRET_NAME`, then a backslash, quote, space, `:` or `=`)
+#: contains, followed by one of `_FOLLOWERS` or a space.
+_LOW_WORDS = (
+    "bearer", "basic", "token", "password", "passwd", "pwd", "secret", "key", "credential",
+    "credentials", "authorization",
+)  # fmt: skip
+_FOLLOWERS = frozenset("\\\"':=")
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False only when no mask of `Masker.text` after the literals can change `text`: a
+    superset test, a few substring searches, run before the regular expressions.
+
+    Sound because it looks at the lower-cased text: every trigger above is a substring of
+    each match (lower-cased) of its mask; when the length is kept, each character is
+    lower-cased on its own (the one rule that looks at neighbours, a final sigma, makes no
+    ASCII letter), and a space stays a space. When lower-casing changes the length (`İ`)
+    the assignment masks match ignoring case, which this does not model: then True.
+    """
+    low = text.lower()
+    if len(low) != len(text):
+        return True
+    for fragment in _LOW_FRAGMENTS:
+        if fragment in low:
+            return True
+    end = len(low)
+    for word in _LOW_WORDS:
+        at = low.find(word)
+        while at >= 0:
+            after = at + len(word)
+            if after < end and (low[after] in _FOLLOWERS or low[after].isspace()):
+                return True
+            at = low.find(word, at + 1)
+    return False
+
+
+def apply_masks(text: str) -> str:
+    """Every mask of `Masker.text` after the literals, without the pre-check."""
+    if "-----BEGIN " in text:
+        text = _PEM_RE.sub(lambda m: f"-----BEGIN {m.group(1)}-----{MASK}", text)
+    if "://" in text:
+        text = _URL_CREDENTIALS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}:{MASK}@", text)
+    text = _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    text = _KEY_RE.sub(MASK, text)
+    return _mask_assignments(text)
+
 
 def _harmless(value: str) -> bool:
     """Values an assignment may hold that are no secret: null-ish words and plain numbers
@@ -120,6 +174,9 @@ class Masker:
         self._literal_re = (
             re.compile("|".join(re.escape(s) for s in self.literals)) if self.literals else None
         )
+        self._memo: dict[str, str] = {}
+        self._changed: dict[str, bool] = {}
+        self._keys: dict[str, int] = {}
 
     def with_secrets(self, secrets: Iterable[str]) -> Masker:
         """A masker that also masks these literals."""
@@ -137,36 +194,145 @@ class Masker:
             return text
         if self._literal_re is not None:
             text = self._literal_re.sub(MASK, text)
-        if "-----BEGIN " in text:
-            text = _PEM_RE.sub(lambda m: f"-----BEGIN {m.group(1)}-----{MASK}", text)
-        if "://" in text:
-            text = _URL_CREDENTIALS_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}:{MASK}@", text)
-        text = _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-        text = _KEY_RE.sub(MASK, text)
-        return _mask_assignments(text)
+        return apply_masks(text) if _may_hold_secret(text) else text
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON value with secret strings and secret-named fields masked."""
         if not self.enabled:
             return value
+        return self._value(value)
+
+    def json_text(self, value: Any) -> str:
+        """`json.dumps(self.value(value), ensure_ascii=False, default=str)`, without the copy
+        when masking would change nothing (`_changes`: most lines of a big log)."""
+        if type(self) is Masker and self.enabled and not self._changes(value):
+            return json.dumps(value, ensure_ascii=False, default=str)
+        return json.dumps(self.value(value), ensure_ascii=False, default=str)
+
+    def _changes(self, value: Any) -> bool:
+        """True when `_value(value)` would differ from `value` as JSON; also for any type but
+        the exact JSON ones (the copy decides for those). A loop over a stack, each distinct
+        string and key judged once (`_string_changes`, `_key_state`)."""
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is dict:
+                for key, inner in item.items():
+                    if type(key) is str:
+                        state = self._keys.get(key)
+                        if state is None:
+                            state = self._key_state(key)
+                        if state == _KEY_CHANGES or (
+                            state == _KEY_SECRET and isinstance(inner, str) and inner
+                        ):
+                            return True
+                    elif not (key is None or type(key) in _SCALARS):
+                        return True
+                    stack.append(inner)
+            elif kind is list or kind is tuple:
+                stack.extend(item)
+            elif kind is str:
+                if item and self._string_changes(item):
+                    return True
+            elif not (item is None or kind in _SCALARS):
+                return True
+        return False
+
+    def _string_changes(self, text: str) -> bool:
+        """`self.text(text) != text`, remembered for short strings."""
+        if len(text) > _MEMO_MAX_CHARS:
+            return self.text(text) != text
+        changes = self._changed.get(text)
+        if changes is None:
+            if len(self._changed) >= _MEMO_MAX_ENTRIES:
+                self._changed.clear()
+            changes = self._changed[text] = self._short_text(text) != text
+        return changes
+
+    def _key_state(self, key: str) -> int:
+        """How masking treats a field name: masked itself, naming a secret (its string value
+        is masked), or kept."""
+        if len(self._keys) >= _MEMO_MAX_ENTRIES:
+            self._keys.clear()
+        if self._short_text(key) != key:
+            state = _KEY_CHANGES
+        elif _secret_field_memo(key):
+            state = _KEY_SECRET
+        else:
+            state = _KEY_KEPT
+        self._keys[key] = state
+        return state
+
+    def _value(self, value: Any) -> Any:
+        """`value` masked: exact JSON types by a type test (the common case), anything else
+        by the general isinstance tests; strings through the per-masker memo."""
+        kind = type(value)
+        if kind is str:
+            return self._short_text(value)
+        if kind is dict:
+            return self._mapping(value)
+        if kind is list or kind is tuple:
+            return [self._value(v) for v in value]
+        if value is None or kind is int or kind is float or kind is bool:
+            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
+            return [self._value(v) for v in value]
         if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
-            for key, item in value.items():
-                if isinstance(key, str) and secret_field(key) and isinstance(item, str) and item:
+            return self._mapping(value)
+        return value
+
+    def _mapping(self, value: Mapping[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if type(key) is str:
+                if isinstance(item, str) and item and _secret_field_memo(key):
                     out[key] = MASK
                 else:
-                    out[self.text(key) if isinstance(key, str) else key] = self.value(item)
-            return out
-        return value
+                    out[self._short_text(key)] = self._value(item)
+            elif isinstance(key, str):
+                if isinstance(item, str) and item and secret_field(key):
+                    out[key] = MASK
+                else:
+                    out[self.text(key)] = self._value(item)
+            else:
+                out[key] = self._value(item)
+        return out
+
+    def _short_text(self, text: str) -> str:
+        """`text(text)` remembered per distinct short string (the same ids, reasons and
+        key names recur in every line of a big log); long strings are masked each time."""
+        if len(text) > _MEMO_MAX_CHARS:
+            return self.text(text)
+        memo = self._memo
+        masked = memo.get(text)
+        if masked is None:
+            if len(memo) >= _MEMO_MAX_ENTRIES:
+                memo.clear()
+            masked = memo[text] = self.text(text)
+        return masked
+
+
+_SCALARS = (int, float, bool)
+#: What a field name does under masking (`Masker._key_state`).
+_KEY_KEPT, _KEY_SECRET, _KEY_CHANGES = 0, 1, 2
+#: Strings up to this length are remembered by `Masker._short_text`, at most this many per
+#: masker (the memo is emptied when full): a few MB at most.
+_MEMO_MAX_CHARS = 512
+_MEMO_MAX_ENTRIES = 8192
 
 
 def secret_field(name: str) -> bool:
     """True for a field name whose string value is a secret (`api_key`, `X-Api-Key`, ...)."""
     return bool(_SECRET_FIELD_RE.match(name.strip().lower().replace("-", "_")))
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_field_memo(name: str) -> bool:
+    """`secret_field`, remembered (field names repeat in every record)."""
+    return secret_field(name)
 
 
 _PLAIN = Masker()

@@ -19,6 +19,8 @@ from inspector.core.messages import Message
 from inspector.core.reinjection import message_to_text, parse_jsonish_tool_result
 
 LossKind = Literal["path", "identifier", "error"]
+#: Every kind of lost item.
+ALL_KINDS: frozenset[LossKind] = frozenset(("path", "identifier", "error"))
 
 _PATH_RE = re.compile(
     r"(?<![\w/.-])((?:/|\./|\.\./|~/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z0-9]{1,8}|"
@@ -124,8 +126,10 @@ def summary_losses(
     summary: str,
     start_index: int = 0,
     restored_paths: Iterable[str] = (),
+    kinds: frozenset[LossKind] = ALL_KINDS,
 ) -> list[LostItem]:
-    """Paths, identifiers and errors in `messages` (the replaced region) missing from `summary`."""
+    """Paths, identifiers and errors in `messages` (the replaced region) missing from `summary`
+    (only the `kinds` asked for: each kind is a scan of every text)."""
     restored = set(restored_paths)
     seen: set[tuple[str, str]] = set()
     lost: list[LostItem] = []
@@ -139,15 +143,19 @@ def summary_losses(
 
     for offset, message in enumerate(messages):
         index = start_index + offset
-        from_restored = message.role == "tool" and _result_path(message) in restored
+        from_restored = (
+            message.role == "tool"
+            and not kinds.isdisjoint(("path", "identifier"))
+            and _result_path(message) in restored
+        )
         for text in _candidates(message):
-            for path in _paths(text):
+            for path in _paths(text) if "path" in kinds else ():
                 if not path_mentioned(path, summary):
                     add("path", path, index, from_restored or path in restored)
-            for name in _identifiers(text):
+            for name in _identifiers(text) if "identifier" in kinds else ():
                 if name not in summary:
                     add("identifier", name, index, from_restored)
-            if message.role in ("tool", "assistant", "user"):
+            if "error" in kinds and message.role in ("tool", "assistant", "user"):
                 for error in _errors(text):
                     if not error_mentioned(error, summary):
                         add("error", error, index)

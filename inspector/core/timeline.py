@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 Outcome = Literal["compressed", "not_compressed", "silent_end", "failed", "unknown"]
@@ -412,6 +412,21 @@ def link_runs(
         if dump_id is not None:
             by_dump[dump_id] = done
     return out, by_dump
+
+
+def settle_alone(run: EvaluationRun) -> EvaluationRun:
+    """The run `link_runs([run], [], dumps_loaded=False)` gives (a debug log given alone: no
+    dump to link), with its outcome and silent causes, without the linking."""
+    values = {name: getattr(run, name) for name in _RUN_FIELDS}
+    values.update(
+        dump_id=None,
+        outcome=_outcome(run, None),
+        silent_causes=_silent_causes(run, None, dumps_loaded=False),
+    )
+    return EvaluationRun(**values)
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(EvaluationRun))
 
 
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:

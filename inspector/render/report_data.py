@@ -16,6 +16,7 @@ from typing import Any
 
 from inspector import __version__
 from inspector.core.artifact import Artifact
+from inspector.core.flip_check import dropped_note
 from inspector.core.messages import Message
 from inspector.core.pins import KEPT_REGIONS, PinRow
 from inspector.core.redact import mask_secrets, mask_text
@@ -159,12 +160,14 @@ def build_report(
     counter: TokenCounter | None = None,
     pinned: frozenset[int] = frozenset(),
     pin_rows: Sequence[PinRow] = (),
+    flips_dropped: int = 0,
 ) -> dict[str, Any]:
     """The report of one context as JSON values, secrets masked.
 
     `counter` prices the dump's context after compression (the decision's token mode);
     `pinned`: message indices the user marked "keep verbatim" (a what-if, see `core.pins`);
-    `pin_rows`: every strategy without and with those pins (`core.pins.pins_across_strategies`).
+    `pin_rows`: every strategy without and with those pins (`core.pins.pins_across_strategies`);
+    `flips_dropped`: flips left out because they would not hold (`core.flip_check`).
     """
     why = why_json(artifact, decision)
     messages = artifact.snapshot.messages if artifact.snapshot is not None else ()
@@ -175,6 +178,7 @@ def build_report(
         "region_rows": _region_rows(why),
         "messages": _message_rows(messages, tokens, decision, pinned),
         "flips": _flip_rows(flips),
+        "flips_note": dropped_note(flips_dropped),
         "summary": decision.summary if decision is not None else "",
         "counting_note": decision.counting_note if decision is not None else "",
         "pins": sorted(pinned),

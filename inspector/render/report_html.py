@@ -148,6 +148,8 @@ def _decision(report: Mapping[str, Any]) -> list[str]:
         if flips
         else '<p class="dim">no single change flips the verdict</p>'
     )
+    if report.get("flips_note"):
+        table += f'<p class="dim">{escape(str(report["flips_note"]))}</p>'
     out.append(
         f'<section id="flips"><h2>Smallest change that flips the verdict</h2>{table}</section>'
     )

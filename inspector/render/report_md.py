@@ -106,6 +106,8 @@ def _decision_sections(report: Mapping[str, Any]) -> list[str]:
         )
     else:
         lines.append("no single change flips the verdict")
+    if report.get("flips_note"):
+        lines += ["", str(report["flips_note"])]
     return lines
 
 

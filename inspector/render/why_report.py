@@ -13,6 +13,7 @@ from rich.text import Text
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Check, Finding, by_severity
 from inspector.core.diagnosis import n
+from inspector.core.flip_check import dropped_note
 from inspector.core.strategy.base import Decision, Flip, RegionRange
 from inspector.core.strategy.fields import fields_of
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
@@ -161,10 +162,16 @@ def findings_table(findings: Sequence[Finding], styles: Palette = DEFAULT_PALETT
     return table
 
 
-def flips_table(flips: Sequence[Flip], styles: Palette = DEFAULT_PALETTE) -> Table | Text:
-    """The smallest single changes that flip the verdict."""
+def flips_table(
+    flips: Sequence[Flip], styles: Palette = DEFAULT_PALETTE, dropped: int = 0
+) -> RenderableType:
+    """The smallest single changes that flip the verdict (and how many were left out)."""
+    note = dropped_note(dropped)
     if not flips:
-        return Text("no single change flips the verdict", style="dim")
+        text = "no single change flips the verdict" + (f"; {note}" if note else "")
+        return Text(text, style="dim")
+    if note:
+        return Group(flips_table(flips, styles), Text(note, style="dim"))
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("change")
     table.add_column("from", justify="right")
@@ -241,8 +248,10 @@ def why_report(
     decision: Decision | None,
     flips: Sequence[Flip] = (),
     styles: Palette = DEFAULT_PALETTE,
+    dropped: int = 0,
 ) -> RenderableType:
-    """The whole human `why` report for one artifact."""
+    """The whole human `why` report for one artifact (`dropped`: flips left out because
+    they would not hold)."""
     title = Text.assemble((artifact.kind, "bold"), "  ", artifact.id)
     parts: list[RenderableType] = []
     if decision is None:
@@ -268,7 +277,7 @@ def why_report(
         parts += [
             Text(""),
             Text("Smallest change that flips the verdict", style="bold underline"),
-            flips_table(flips, styles),
+            flips_table(flips, styles, dropped),
         ]
     recorded = recorded_table(artifact)
     details = recorded_details(artifact)

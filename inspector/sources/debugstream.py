@@ -6,8 +6,8 @@ record of the file: a line is read (at most `MAX_LINE_BYTES`; a longer one is sk
 without being held), parsed, checked as the batch reader checks it
 (`debuglog.check_debug_record`), and added to its key's open run; the next
 `threshold_check` of that key closes the run, which is then given its outcome
-(`core.timeline.link_runs` with no dumps) and yielded as the same debug artifact the
-loader makes. What differs from `inspector.sources.loader`, by design: runs come in the
+(`core.timeline.settle_alone`: `link_runs` with no dumps) and yielded as the same debug
+artifact the loader makes. What differs from `inspector.sources.loader`, by design: runs come in the
 order they complete (the loader groups them by key), the error line for unreadable
 records comes after the runs (one `LoadError`, as the loader words it), a run's timeline is
 the run itself, and records are taken in file order (openJiuwen appends them as they
@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, link_runs
+from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, settle_alone
 from inspector.sources.debuglog import (
     check_debug_record,
     debug_artifact,
@@ -33,8 +33,8 @@ from inspector.sources.debuglog import (
 from inspector.sources.jsonio import (
     MAX_LINE_BYTES,
     ReadProblem,
-    check_value,
     loads_strict,
+    parsed_too_deep,
     summarize_problems,
 )
 from inspector.sources.llm_request import LLM_REQUEST_FILE, is_llm_request
@@ -142,16 +142,15 @@ class _RunBuilder:
             retries=tuple(state["retries"]),
             other_events=tuple(state["other"]),
         )
-        (done,), _ = link_runs([run], [], dumps_loaded=False)  # a log given alone
+        done = settle_alone(run)  # a log given alone: link_runs with no dumps
         return debug_artifact(done, [done.to_dict()])
 
 
 def _record(raw: bytes, number: int, source: str) -> DebugRecord:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
     document = loads_strict(raw.decode("utf-8"))
-    problem = check_value(document)
-    if problem is not None:
-        raise ValueError(problem)
+    if parsed_too_deep(document):  # infinite numbers: refused by `loads_strict`
+        raise ValueError("depth")
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
     if is_llm_request(document):

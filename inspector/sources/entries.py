@@ -6,22 +6,26 @@
 session and time come from openJiuwen's dump file names), fill header columns in the
 background with `entry_details(row)` (the first 8 KB and the last 512 bytes of one file),
 and replace the rows with artifacts when the full load arrives. Nothing here parses a
-whole file; nothing is written. Must not import Textual or Rich.
+whole file; nothing is written. Listing imports no parser (a browser's first rows need
+only `inspector.sources.files`). Must not import Textual or Rich.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from inspector.sources.dump import DUMP_NAME_RE
-from inspector.sources.files import open_regular
-from inspector.sources.loader import _folder_identity, _identity, expand_source, scan_folder
-from inspector.sources.peek import PEEK_BYTES, dump_header, head_field
+from inspector.sources.files import (
+    DUMP_NAME_RE,
+    FOLDER_SUFFIXES,
+    expand_source,
+    folder_base,
+    path_identity,
+)
 
 EntryKind = Literal["dump", "jsonl", "json"]
 
@@ -35,10 +39,12 @@ class EntryRow:
     the full load decides what it is, or skips it). `timestamp` is the dump's time from
     its name (epoch seconds), else the file's modification time; `session` is the name's
     session part (openJiuwen's safe form). `details` is True once `entry_details` has
-    filled `session_id`/`context_id` from the file's own header.
+    filled `session_id`/`context_id` from the file's own header. `location` is the path
+    as text (`path` makes the `Path` on demand: 50,000 of them would cost a third of the
+    listing).
     """
 
-    path: Path
+    location: str
     kind: EntryKind
     timestamp: float | None
     size: int
@@ -49,9 +55,14 @@ class EntryRow:
     details: bool = False
 
     @property
+    def path(self) -> Path:
+        """The file's path."""
+        return Path(self.location)
+
+    @property
     def name(self) -> str:
         """The file name."""
-        return self.path.name
+        return os.path.basename(self.location)
 
 
 def list_entries(paths: Iterable[str | os.PathLike[str]]) -> list[EntryRow]:
@@ -59,37 +70,75 @@ def list_entries(paths: Iterable[str | os.PathLike[str]]) -> list[EntryRow]:
 
     Folders are scanned as the loader scans them (same templates, suffixes, hidden and
     symlink rules, duplicates dropped); missing paths are left out (the full load
-    reports them).
+    reports them). One `scandir` walk and one `stat` per file: ~50,000 files a second.
     """
     rows: list[EntryRow] = []
     seen: set[str] = set()
     for raw in paths:
         for target in expand_source(raw):
-            base: tuple[str, str] | None = None
             if target.is_dir():
-                files = scan_folder(target)
-                given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
-                base = (given, str(_identity(target)).rstrip(os.sep) + os.sep)
-            elif target.exists():
-                files = [target]
-            else:
+                given, resolved = folder_base(target)
+                for text, linked, info in _scan(str(target)):
+                    if linked or not text.startswith(given):
+                        key = str(path_identity(Path(text)))
+                    else:
+                        key = resolved + text[len(given) :]
+                    if key not in seen:
+                        seen.add(key)
+                        rows.append(_row(text, info.st_mtime, info.st_size))
                 continue
-            for file in files:
-                key = _folder_identity(file, base) if base else str(_identity(file))
-                if key in seen:
-                    continue
+            try:
+                info = target.stat()
+            except OSError:
+                continue
+            key = str(path_identity(target))
+            if key not in seen:
                 seen.add(key)
-                try:
-                    info = file.stat()
-                except OSError:
-                    continue
-                rows.append(_row(file, info.st_mtime, info.st_size))
-    rows.sort(key=lambda r: (r.timestamp is None, -(r.timestamp or 0.0), r.name))
+                rows.append(_row(str(target), info.st_mtime, info.st_size))
+    rows.sort(key=_newest_first)
     return rows
 
 
-def _row(path: Path, mtime: float, size: int) -> EntryRow:
-    name = path.name
+def _scan(folder: str) -> Iterator[tuple[str, bool, os.stat_result]]:
+    """(path, is a symlink, stat) of each file `walk_files(folder, FOLDER_SUFFIXES)` finds,
+    in its order (top-down, names sorted per folder; hidden entries and symlinked folders
+    skipped, unlistable folders and vanished files passed over), from `os.scandir`'s types."""
+    try:
+        with os.scandir(folder) as listing:
+            items = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return
+    here = folder == "."  # paths as `Path(".") / name` prints them: "name", not "./name"
+    folders = []
+    for item in items:
+        name = item.name
+        if name.startswith("."):
+            continue
+        try:
+            is_dir = item.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not item.is_symlink():
+                folders.append(name if here else item.path)
+            continue
+        if not name.lower().endswith(FOLDER_SUFFIXES):
+            continue
+        try:
+            info = item.stat()
+        except OSError:
+            continue
+        yield (name if here else item.path), item.is_symlink(), info
+    for sub in folders:
+        yield from _scan(sub)
+
+
+def _newest_first(row: EntryRow) -> tuple[bool, float, str]:
+    return (row.timestamp is None, -(row.timestamp or 0.0), os.path.basename(row.location))
+
+
+def _row(path: str, mtime: float, size: int) -> EntryRow:
+    name = os.path.basename(path)
     match = DUMP_NAME_RE.match(name)
     if match:
         return EntryRow(
@@ -111,6 +160,9 @@ def entry_details(row: EntryRow) -> EntryRow:
     from its trailing `timestamp`; rows of other kinds come back marked done, unchanged.
     Unreadable files keep what the name gave.
     """
+    from inspector.sources.files import open_regular
+    from inspector.sources.peek import PEEK_BYTES, dump_header, head_field
+
     if row.kind != "dump":
         return dataclasses.replace(row, details=True)
     try:

@@ -5,16 +5,62 @@ device is no artifact. `file_problem` names what is wrong with a path (a symlink
 dangling link, a FIFO, a socket, a device, no permission) in words for a LoadError;
 `open_regular` opens without blocking and refuses anything but a regular file even if the
 path changed since it was checked; `walk_files` reports folders it cannot list instead of
-passing over them. Nothing here writes. Must not import Textual or Rich.
+passing over them. Also the path rules the loader and the browser's listing share
+(`expand_source`, `FOLDER_SUFFIXES`, `path_identity`, openJiuwen's dump file name rule),
+kept here so a listing needs no parser. Nothing here writes. Imports nothing of the
+inspector; must not import Textual or Rich.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
+import re
 import stat
 from pathlib import Path
 from typing import BinaryIO
+
+#: openJiuwen's dump file names: `<epoch ms>_<Processor>_<safe session>.json` (the same rule
+#: as `inspector.sources.dump.DUMP_NAME_RE`, checked by a test).
+DUMP_NAME_RE = re.compile(r"^(\d{10,16})_([A-Za-z0-9_.-]+?Compressor)_(.+)\.json$")
+#: File name endings a folder scan reads (explicit file arguments are read whatever their name).
+FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def expand_source(path: str | os.PathLike[str]) -> list[Path]:
+    """A source path, with `{session_id}` / `{context_id}` turned into wildcards."""
+    text = os.fspath(path)
+    if "{session_id}" in text or "{context_id}" in text:
+        pattern = glob.escape(text).replace("{session_id}", "*").replace("{context_id}", "*")
+        # glob.escape leaves braces alone, so the placeholders are still there to replace
+        return sorted(Path(p) for p in glob.glob(pattern))
+    return [Path(text)]
+
+
+def path_identity(path: Path) -> Path:
+    """The path resolved (its absolute form when it cannot be: a loop, no permission)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+        return path.absolute()
+
+
+def folder_identity(file: Path, base: tuple[str, str]) -> str:
+    """`path_identity` of a file `walk_files` found, without resolving every path component:
+    the scan does not enter symlinked folders, so only the file itself may be a link.
+    `base` is the scanned folder as given and resolved, each ending in a separator ("" for ".")."""
+    given, resolved = base
+    text = str(file)
+    if not text.startswith(given) or os.path.islink(text):
+        return str(path_identity(file))
+    return resolved + text[len(given) :]
+
+
+def folder_base(target: Path) -> tuple[str, str]:
+    """The `base` of `folder_identity` for a scanned folder."""
+    given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
+    return given, str(path_identity(target)).rstrip(os.sep) + os.sep
 
 
 class NotRegularFile(OSError):

@@ -30,6 +30,16 @@ from inspector.sources.files import open_regular
 CHUNK_BYTES = 256 * 1024
 #: How many container levels are walked member by member (dump -> request -> messages).
 WALK_DEPTH = 3
+#: A value deeper down that is still incomplete with this much text buffered is walked
+#: member by member too, and a string that big is decoded piece by piece: one huge tool
+#: message never needs its JSON text, the window's copies and the value at once.
+BIG_VALUE_CHARS = 4 * 1024 * 1024
+#: A piece of a long string ends before the last backslash within this many characters
+#: (an escape is at most 6, a surrogate pair 12): it then ends on a whole escape.
+_ESCAPE_MARGIN = 16
+#: How far back from the window's end a cut free of escapes is looked for before the
+#: string is read the ordinary way (dense escapes).
+_CUT_SEARCH_CHARS = 4096
 _WHITESPACE = " \t\n\r"  # JSON's whitespace, nothing more
 
 
@@ -62,9 +72,12 @@ def _cut_number(text: str, end: int) -> bool:
 class _Window:
     """A text window over a binary file, refilled on demand."""
 
-    def __init__(self, handle: BinaryIO, chunk_bytes: int) -> None:
+    def __init__(
+        self, handle: BinaryIO, chunk_bytes: int, big_chars: int = BIG_VALUE_CHARS
+    ) -> None:
         self.handle = handle
         self.chunk_bytes = chunk_bytes
+        self.big_chars = big_chars
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self.text = ""
         self.pos = 0
@@ -106,11 +119,16 @@ class _Window:
 
     def value(self) -> Any:
         """Decode one complete JSON value at the current position, reading more as needed."""
-        self.peek()
+        opener = self.peek()
         while True:
             try:
                 value, end = self.json.raw_decode(self.text, self.pos)
             except json.JSONDecodeError:
+                if len(self.text) - self.pos >= self.big_chars:
+                    if opener in ("{", "["):
+                        return _walk(self, 1)
+                    if opener == '"':
+                        return self.long_string()
                 # Incomplete (or bad) value: read as much again as is buffered, so a value
                 # of size S costs O(S) re-parsing in total, not O(S^2 / chunk).
                 if not self.refill(len(self.text) - self.pos):
@@ -127,6 +145,64 @@ class _Window:
                 continue
             self.pos = end
             return value
+
+    def long_string(self) -> str:
+        """The string at the current position decoded piece by piece, the window's text
+        dropped as it is decoded. Each piece ends on a whole escape (`_safe_cut`), so the
+        pieces joined are what decoding the string at once gives; where no such cut is
+        found (dense escapes) the window grows until one is, or the string ends."""
+        pieces: list[str] = []
+        start = self.pos + 1
+        while True:
+            close = _closing_quote(self.text, start)
+            if close >= 0:
+                pieces.append(self._decode_piece(self.text[start:close]))
+                self.pos = close + 1
+                return "".join(pieces)
+            cut = _safe_cut(self.text, start, len(self.text))
+            if cut > start:
+                pieces.append(self._decode_piece(self.text[start:cut]))
+                self.text, self.pos, start = self.text[cut:], 0, 0
+                more = self.refill()
+            else:
+                shift = self.pos
+                more = self.refill(len(self.text) - self.pos)
+                start -= shift
+            if not more:
+                raise StreamFallback("unterminated string")
+
+    def _decode_piece(self, piece: str) -> str:
+        try:
+            text, _ = json.decoder.scanstring(piece + '"', 0, True)  # type: ignore[attr-defined]
+        except (json.JSONDecodeError, ValueError):
+            raise StreamFallback("not a valid string") from None
+        return text  # type: ignore[no-any-return]
+
+
+def _closing_quote(text: str, start: int) -> int:
+    """Index of the quote that ends a string whose body starts at `start` (-1: not yet)."""
+    at = text.find('"', start)
+    while at >= 0:
+        backslashes = 0
+        while at - backslashes - 1 >= start and text[at - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return at
+        at = text.find('"', at + 1)
+    return -1
+
+
+def _safe_cut(text: str, start: int, end: int) -> int:
+    """A position at most `end` where a string body starting at `start` may be cut: the
+    `_ESCAPE_MARGIN` characters before it hold no backslash (`start`: none found)."""
+    cut = end - _ESCAPE_MARGIN
+    lowest = max(start, end - _CUT_SEARCH_CHARS)
+    while cut - _ESCAPE_MARGIN >= lowest:
+        backslash = text.rfind("\\", cut - _ESCAPE_MARGIN, cut)
+        if backslash < 0:
+            return cut
+        cut = backslash
+    return start
 
 
 def _walk(window: _Window, depth: int) -> Any:
@@ -165,7 +241,12 @@ def _walk(window: _Window, depth: int) -> Any:
             raise StreamFallback("expected ',' or ']'")
 
 
-def load_streaming(path: Path, depth: int = WALK_DEPTH, chunk_bytes: int = CHUNK_BYTES) -> Any:
+def load_streaming(
+    path: Path,
+    depth: int = WALK_DEPTH,
+    chunk_bytes: int = CHUNK_BYTES,
+    big_chars: int = BIG_VALUE_CHARS,
+) -> Any:
     """The value `json.loads(path.read_bytes())` gives, with far less peak memory.
 
     Raises `StreamFallback` for any input `json.loads` would refuse (and for input it
@@ -174,7 +255,7 @@ def load_streaming(path: Path, depth: int = WALK_DEPTH, chunk_bytes: int = CHUNK
     caller checks depth and infinite numbers on the value as for any parsed document.
     """
     with open_regular(path) as handle:
-        window = _Window(handle, max(chunk_bytes, 1))
+        window = _Window(handle, max(chunk_bytes, 1), max(big_chars, 1))
         try:
             value = _walk(window, depth)
         except RecursionError:

@@ -48,7 +48,6 @@ dump is then read in full only when its turn comes, newest first.
 
 from __future__ import annotations
 
-import glob
 import multiprocessing
 import os
 import threading
@@ -84,7 +83,15 @@ from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
 from inspector.sources.evidence import dump_objects, has_own_facts, run_objects, with_evidence
-from inspector.sources.files import file_problem, walk_files
+from inspector.sources.files import (
+    FOLDER_SUFFIXES,
+    expand_source,
+    file_problem,
+    folder_base,
+    folder_identity,
+    path_identity,
+    walk_files,
+)
 from inspector.sources.jsonio import MAX_FILE_BYTES
 from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
 from inspector.sources.peek import dump_header, kept_ids_from_file, peek
@@ -102,25 +109,12 @@ __all__ = [
     "scan_folder",
 ]
 
-#: File name endings a folder scan reads (explicit file arguments are read whatever their name).
-FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
-
 #: How far (seconds) a snapshot's `timestamp` may lie from the threshold_check it names:
 #: room for a time rounded to the millisecond, far less than between two checks of a context.
 EVALUATION_TOLERANCE_SECONDS = 0.001
 
 #: Debug records kept per folder and per session as release facts for contexts without any.
 _NEIGHBOUR_FACTS = 16
-
-
-def expand_source(path: str | os.PathLike[str]) -> list[Path]:
-    """A source path, with `{session_id}` / `{context_id}` turned into wildcards."""
-    text = os.fspath(path)
-    if "{session_id}" in text or "{context_id}" in text:
-        pattern = glob.escape(text).replace("{session_id}", "*").replace("{context_id}", "*")
-        # glob.escape leaves braces alone, so the placeholders are still there to replace
-        return sorted(Path(p) for p in glob.glob(pattern))
-    return [Path(text)]
 
 
 def scan_folder(folder: Path) -> list[Path]:
@@ -184,8 +178,7 @@ def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[Load
     if target.is_dir():
         found, unlisted = walk_files(target, FOLDER_SUFFIXES)
         errors = [LoadError(str(folder), why) for folder, why in unlisted]
-        given = "" if str(target) == "." else str(target).rstrip(os.sep) + os.sep
-        base = (given, str(_identity(target)).rstrip(os.sep) + os.sep)
+        base = folder_base(target)
         files: list[tuple[Path, bool, str]] = []
         for file in found:
             problem = file_problem(file)
@@ -202,22 +195,8 @@ def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[Load
     return [(target, True, str(_identity(target)))], []
 
 
-def _identity(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
-        return path.absolute()
-
-
-def _folder_identity(file: Path, base: tuple[str, str]) -> str:
-    """`_identity` of a file `scan_folder` found, without resolving every path component:
-    the scan does not enter symlinked folders, so only the file itself may be a link.
-    `base` is the scanned folder as given and resolved, each ending in a separator ("" for ".")."""
-    given, resolved = base
-    text = str(file)
-    if not text.startswith(given) or os.path.islink(text):
-        return str(_identity(file))
-    return resolved + text[len(given) :]
+_identity = path_identity
+_folder_identity = folder_identity
 
 
 def load_file(path: Path, counters: Mapping[str, TokenCounter] | None = None) -> list[LoadResult]:

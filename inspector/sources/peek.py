@@ -2,6 +2,7 @@
 dump, anything else), and for a dump what linking needs (processor, session, context,
 time) from its first keys and its file name or last bytes. Only decides reading order and
 links; the full read (`inspector.sources.classify`) decides what a file is.
+`dump_header` and `head_field` import no parser (a browser's header fill needs no pydantic).
 Must not import Textual or Rich.
 """
 
@@ -13,9 +14,7 @@ import re
 from pathlib import Path
 
 from inspector.core.timeline import DumpRef
-from inspector.sources.debuglog import looks_like_debug_record
-from inspector.sources.dump import DUMP_NAME_RE
-from inspector.sources.files import open_regular, read_regular
+from inspector.sources.files import DUMP_NAME_RE, open_regular, read_regular
 
 _DUMP_KEYS_RE = re.compile(rb'"(?:processor_type|compression_request|context_after)"\s*:')
 _HEAD_FIELD_RES = {
@@ -29,6 +28,8 @@ PEEK_BYTES = 64 * 1024
 
 def peek(path: Path) -> tuple[str, bytes]:
     """("log" | "dump" | "other", first bytes): a cheap guess that only decides reading order."""
+    from inspector.sources.debuglog import looks_like_debug_record  # (pydantic: not for headers)
+
     try:
         with open_regular(path) as handle:
             head = handle.read(PEEK_BYTES)

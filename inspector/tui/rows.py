@@ -190,8 +190,8 @@ def pending_row(key: int, entry: EntryRow) -> BrowserRow:
         session=shown_name(entry.session_id or entry.session or ""),
         outcome="reading…",
         outcome_kind="pending",
-        title=shown_name(str(entry.path)),
-        origin=str(entry.path),
+        title=shown_name(entry.location),
+        origin=entry.location,
     )
 
 

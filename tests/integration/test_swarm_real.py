@@ -97,6 +97,61 @@ def _check_watch(lines: list[dict[str, Any]], logged: list[RecordedOperation]) -
     assert artifacts and artifacts[-1]["live"]["rebuilt_from"]
 
 
+CAPTURED_HISTORY = ROOT / "tests" / "data" / "jiuwenswarm" / "ws-history.captured-0.2.3.json"
+
+
+async def _raw_history_frames(url: str) -> list[dict[str, Any]]:
+    """Every frame a web client gets for `history.get` page 1, as sent (for the fixture)."""
+    from websockets.asyncio.client import connect
+
+    frames: list[dict[str, Any]] = []
+    origin = url.replace("ws://", "http://").split("/ws")[0]
+    async with connect(f"{url}?session_id={SID}&user_id=capture", origin=origin) as ws:  # type: ignore[arg-type]
+        request = {"type": "req", "id": "req_capture", "method": "history.get"}
+        await ws.send(json.dumps({**request, "params": {"session_id": SID, "page_idx": 1}}))
+        async with asyncio.timeout(30):
+            async for message in ws:
+                frame = json.loads(message)
+                frames.append(frame)
+                payload = frame.get("payload") or {}
+                if frame.get("event") == "history.message" and payload.get("status") == "done":
+                    break
+    return frames
+
+
+def _history_over_the_wire(swarm: RunningSwarm, tmp_path: Path) -> None:
+    """history.get over the real gateway gives the transcript of the session's file, and a
+    watch with no home folder rebuilds the context from it."""
+    from inspector.sources.jiuwenswarm.history import read_history, transcript_from_records
+    from inspector.sources.live.swarm_history import fetch_history
+
+    records = asyncio.run(fetch_history(swarm.ws_url, SID, timeout=30))
+    history = swarm.home / "agent" / "sessions" / SID / "history.jsonl"
+    assert transcript_from_records(records).messages == read_history(history).messages
+    frames = asyncio.run(_raw_history_frames(swarm.ws_url))
+    if os.environ.get("INSPECTOR_SWARM_RECORD"):
+        CAPTURED_HISTORY.write_text(json.dumps(frames, indent=1, ensure_ascii=False) + "\n")
+    env = {**os.environ, "JIUWENSWARM_DATA_DIR": str(tmp_path / "no-home")}
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "watch", f"{swarm.ws_url}?session_id={SID}", "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(12)
+    finally:
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=30)
+    lines = [json.loads(x) for x in out.splitlines()]
+    artifacts = [x for x in lines if x["event"] == "artifact"]
+    assert artifacts, (out[-3000:], err[-2000:])
+    assert "history.get" in artifacts[-1]["live"]["rebuilt_from"]
+    assert KEY not in out
+
+
 def test_a_real_jiuwenswarm_compresses_and_the_inspector_agrees(tmp_path: Path) -> None:
     started = time.monotonic()
     with ScriptedModel() as model, RunningSwarm(tmp_path / "home", model.base_url) as swarm:
@@ -136,6 +191,7 @@ def test_a_real_jiuwenswarm_compresses_and_the_inspector_agrees(tmp_path: Path) 
         logged = _logged(swarm)
         _check_watch(lines, logged)
         _wrong_targets(swarm)
+        _history_over_the_wire(swarm, tmp_path)
         log = tmp_path / "stdout.log"
         log.write_text(swarm.log_text())
         code = swarm.stop()

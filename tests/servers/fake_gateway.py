@@ -69,6 +69,9 @@ class FakeGateway:
         self.chat_script = [dict(f) for f in chat_script]
         self.port = port
         self.sessions_meta: list[dict[str, Any]] = []
+        #: Transcript records per session, oldest first, served by `history.get` the way the
+        #: 0.2.3 agent does (newest first, 20 a page, one `history.message` event each).
+        self.histories: dict[str, list[dict[str, Any]]] = {}
         #: Every text frame any client sent, with the socket's handshake session.
         self.received: list[tuple[str, str]] = []
         #: Origin header and query of every accepted upgrade.
@@ -213,6 +216,37 @@ class FakeGateway:
                 pass
         return sent
 
+    async def _history(
+        self, connection: ServerConnection, session_id: str, page: Any, request_id: str
+    ) -> None:
+        """One page of the session's transcript as the agent streams it (or `chat.error`)."""
+        records = self.histories.get(session_id)
+        total = max(1, -(-len(records) // 20)) if records is not None else 0
+        if records is None or not isinstance(page, int) or not 1 <= page <= total:
+            error = {
+                "event_type": "chat.error",
+                "error": "invalid page_idx or session history not found",
+                "session_id": session_id,
+                "request_id": request_id,  # the gateway adds it to chat.* events
+            }
+            await self._emit(
+                session_id, {"type": "event", "event": "chat.error", "payload": error}, connection
+            )
+            return
+        newest = list(reversed(records))[(page - 1) * 20 : page * 20]
+        common = {"session_id": session_id, "total_pages": total, "page_idx": page}
+        for record in newest:
+            payload = {"event_type": "history.message", "message": record, **common}
+            await self._emit(
+                session_id,
+                {"type": "event", "event": "history.message", "payload": payload},
+                connection,
+            )
+        done = {"event_type": "history.message", "status": "done", **common}
+        await self._emit(
+            session_id, {"type": "event", "event": "history.message", "payload": done}, connection
+        )
+
     # ---- protocol --------------------------------------------------------------------
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -323,6 +357,12 @@ class FakeGateway:
                     "offset": offset,
                 },
             )
+        elif method == "history.get" and isinstance(session_id, str):
+            accepted = {"accepted": True, "session_id": session_id}
+            if "page_idx" in params:
+                accepted["page_idx"] = params["page_idx"]
+            await self._reply(connection, frame["id"], True, accepted)
+            await self._history(connection, session_id, params.get("page_idx"), frame["id"])
         elif method == "chat.send" and isinstance(session_id, str):
             await self._reply(
                 connection, frame["id"], True, {"accepted": True, "session_id": session_id}

@@ -16,7 +16,7 @@ from inspector.core.checks import Finding
 from inspector.core.findings.base import FindingInput, same_path
 from inspector.core.messages import Message
 from inspector.core.reinjection import message_to_text
-from inspector.core.summary_loss import errors_in, summary_losses
+from inspector.core.summary_loss import LossKind, errors_in, summary_losses
 
 _SUMMARY_RE = re.compile(r"<summary>\n(.*)\n</summary>", re.DOTALL)
 _CONSTRAINT_RE = re.compile(
@@ -92,12 +92,22 @@ def summary_lost_active(inp: FindingInput) -> list[Finding]:
     start, end = replaced
     region = inp.messages[start:end]
     restored = inp.reinjected_files() or ()
-    lost = [item for item in summary_losses(region, summary, start, restored) if not item.restored]
     messages = inp.messages
     task_start = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].is_real_user), -1)
     written = [e.path for e in inp.facts.events if e.action == "write" and e.index >= task_start]
     asked = message_to_text(messages[task_start]) if task_start >= 0 else ""
     task_start = max(task_start, 0)
+    last_error = _last_open_error(messages, start, end, task_start)
+    # only what this finding can raise is scanned for: paths when a file was written or
+    # asked for, errors when an error is still open (each kind is a scan of every text)
+    kinds: set[LossKind] = {"path"} if written or asked else set()
+    if last_error is not None:
+        kinds.add("error")
+    lost = [
+        item
+        for item in summary_losses(region, summary, start, restored, frozenset(kinds))
+        if not item.restored
+    ]
     kept = {e.path for e in inp.facts.events if not start <= e.index < end}
     kept.update(p for i, p in inp.facts.result_paths.items() if not start <= i < end)
     files = [
@@ -109,7 +119,6 @@ def summary_lost_active(inp: FindingInput) -> list[Finding]:
         and not any(same_path(item.text, r) for r in restored)
         and not any(same_path(item.text, k) for k in kept)
     ]
-    last_error = _last_open_error(messages, start, end, task_start)
     errors = [
         item
         for item in lost

@@ -31,6 +31,14 @@ from inspector.core.standard.prepared import (
     prepare_standard,
 )
 from inspector.core.standard.release import Release, choose_release
+from inspector.core.standard.rerun_compact import full_compact_script
+from inspector.core.standard.rerun_offload import mso_script
+from inspector.core.standard.rerun_script import (
+    Script,
+    StandardPrompts,
+    current_round_script,
+    dialogue_script,
+)
 from inspector.core.standard.whatif import (
     decisions_at,
     nearest_flip,
@@ -72,7 +80,7 @@ class StandardStrategy:
     family: ClassVar[Literal["standard"]] = "standard"
     title: ClassVar[str]
     settings_model: ClassVar[type[Settings]]
-    #: No `rerun` yet: the standard processors' prompts are not modelled here.
+    #: "rerun" where the processor's model calls can be re-run (`rerun_script`).
     capabilities: ClassVar[frozenset[str]] = frozenset()
     evaluator: ClassVar[Evaluator]
     #: The hook a snapshot without `hook` is evaluated on.
@@ -405,6 +413,18 @@ class MessageSummaryOffloaderStrategy(StandardStrategy):
     settings_model = models.MessageSummaryOffloaderSettings
     evaluator = offloaders.evaluate_mso
     llm_call = "one summary call per qualifying message (JSON summary + offload explanation)"
+    capabilities = frozenset({"rerun"})
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The offloader's model calls for this context (`inspector rerun`)."""
+        assert isinstance(settings, models.MessageSummaryOffloaderSettings)
+        return mso_script(self._prep_for(prepared, settings), settings, prompts.offload, new_handle)
 
 
 class MessageOffloaderStrategy(StandardStrategy):
@@ -448,6 +468,18 @@ class DialogueStrategy(StandardStrategy):
     evaluator = compressors.evaluate_dialogue
     token_gauge = True
     llm_call = "one call: the context with [Compression Targets] blocks, JSON blocks expected"
+    capabilities = frozenset({"rerun"})
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The compressor's model call for this context (`inspector rerun`)."""
+        assert isinstance(settings, models.DialogueSettings)
+        return dialogue_script(self._prep_for(prepared, settings), settings, prompts.dialogue)
 
 
 class CurrentRoundStrategy(StandardStrategy):
@@ -460,6 +492,18 @@ class CurrentRoundStrategy(StandardStrategy):
     evaluator = compressors.evaluate_current_round
     token_gauge = True
     llm_call = "one call for the span, one more when a run of memory blocks is merged"
+    capabilities = frozenset({"rerun"})
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The compressor's model calls for this context (`inspector rerun`)."""
+        assert isinstance(settings, models.CurrentRoundSettings)
+        return current_round_script(self._prep_for(prepared, settings), settings, prompts)
 
 
 class RoundLevelStrategy(StandardStrategy):
@@ -484,6 +528,19 @@ class FullCompactStrategy(StandardStrategy):
     evaluator = compactors.evaluate_full_compact
     token_gauge = True
     llm_call = "one summary call when a model is configured, else a built-in fallback summary"
+    capabilities = frozenset({"rerun"})
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The processor's summary call for this context (`inspector rerun`)."""
+        assert isinstance(settings, models.FullCompactSettings)
+        prep = self._prep_for(prepared, settings)
+        return full_compact_script(prep, settings, prompts.full_compact)
 
 
 class MicroCompactStrategy(StandardStrategy):

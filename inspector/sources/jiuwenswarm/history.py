@@ -13,7 +13,7 @@ Must not import Textual or Rich.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,31 @@ def _message(record: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def add_record(transcript: Transcript, record: Mapping[str, Any]) -> None:
+    """Fold one transcript record in (a message, a usage record, or bookkeeping)."""
+    transcript.records += 1
+    if record.get("event_type") == "chat.usage_summary":
+        transcript.usage.append(dict(record))
+    if record.get("event_type") in _NOT_MESSAGES:
+        return
+    message = _message(record)
+    if message is not None:
+        transcript.turns += message["role"] == "user"
+        transcript.messages.append(message)
+
+
+def transcript_from_records(records: Iterable[Any]) -> Transcript:
+    """A transcript from records already read (e.g. the gateway's `history.get` pages), in
+    order; a record that is not an object is reported by its position."""
+    transcript = Transcript()
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, Mapping):
+            transcript.problems.append((number, "not a record object"))
+            continue
+        add_record(transcript, record)
+    return transcript
+
+
 def read_history(path: Path) -> Transcript:
     """The transcript of one session; OSError when the file cannot be opened."""
     transcript = Transcript()
@@ -101,13 +126,5 @@ def read_history(path: Path) -> Transcript:
             if not isinstance(record, dict):
                 transcript.problems.append((number, "not a record object"))
                 continue
-            transcript.records += 1
-            if record.get("event_type") == "chat.usage_summary":
-                transcript.usage.append(record)
-            if record.get("event_type") in _NOT_MESSAGES:
-                continue
-            message = _message(record)
-            if message is not None:
-                transcript.turns += message["role"] == "user"
-                transcript.messages.append(message)
+            add_record(transcript, record)
     return transcript

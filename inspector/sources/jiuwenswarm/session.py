@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,10 @@ def _recorded(
     return recorded
 
 
+#: The context id jiuwenswarm's agent uses for its conversation.
+DEFAULT_CONTEXT = "default_context_id"
+
+
 def _session_artifacts(
     target: SwarmTarget,
     sid: str,
@@ -174,35 +179,76 @@ def _session_artifacts(
     for number, problem in transcript.problems:
         yield LoadError(source, problem, f"line {number}")
     stored = facts.contexts.get(sid) or {}
-    slot = next((k for k in stored if k.endswith(".messages")), None)
-    if slot is not None:
+    slots = [k for k in stored if k.endswith(".messages")]
+    contexts: list[tuple[str | None, list[dict[str, Any]], str, list[str]]] = []
+    for slot in sorted(slots, key=lambda k: (k != f"{DEFAULT_CONTEXT}.messages", k)):
         messages = [_plain_message(m) for m in stored[slot]]
         origin = f"checkpoint ({slot}): the stored context at the last save, exact"
-        notes: list[str] = []
-    else:
+        contexts.append((slot[: -len(".messages")], messages, origin, []))
+    if not contexts:
         messages, notes = held_from_transcript(transcript.messages, operations)
         origin = "history.jsonl with the logged compressions folded in (approximated)"
+        contexts.append((None, messages, origin, notes))
+    extra = {"home": str(target.home)}
+    for context_id, messages, origin, notes in contexts:
+        own = list(operations)
+        if len(contexts) > 1:  # several contexts: each gets the states naming it
+            own = [op for op in operations if op.context_id in (None, context_id)]
+        yield from context_artifacts(
+            SessionContext(sid, context_id, source, origin, extra),
+            messages,
+            notes,
+            own,
+            swarm,
+            counters,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """Which context of which session, where it was read and how."""
+
+    session_id: str
+    #: The context id (None: not known, the transcript stands for the conversation).
+    context_id: str | None
+    source: str
+    origin: str
+    extra: Mapping[str, Any]
+
+
+def context_artifacts(
+    where: SessionContext,
+    messages: list[dict[str, Any]],
+    notes: Sequence[str],
+    operations: Sequence[RecordedOperation],
+    swarm: SwarmConfig,
+    counters: Mapping[str, TokenCounter],
+) -> Iterator[LoadResult]:
+    """One artifact per processor of the chain for one context of a session (or an error)."""
     if not messages:
-        yield LoadError(source, "the session holds no messages yet")
+        yield LoadError(where.source, "the session holds no messages yet")
         return
+    sid = where.session_id
+    base = sid if where.context_id in (None, DEFAULT_CONTEXT) else f"{sid}/{where.context_id}"
     try:
-        snapshots = {n: _snapshot(sid, n, c, messages, swarm) for n, c in swarm.chain}
+        snapshots = {n: _snapshot(base, n, c, messages, swarm) for n, c in swarm.chain}
         first = next(iter(snapshots.values()))
         pipeline = evaluate_pipeline(first, swarm.chain, counters)
     except (InspectorError, ValueError) as error:
-        yield LoadError(source, f"cannot evaluate the session: {error}")
+        yield LoadError(where.source, f"cannot evaluate the session: {error}")
         return
     for name, snapshot in snapshots.items():
         own = [op for op in operations if op.processor == name]
         yield Artifact(
-            source=source,
+            source=where.source,
             id=snapshot.id,
             kind="snapshot",
             snapshot=snapshot,
-            recorded=_recorded(name, own, pipeline, origin, notes),
+            recorded=_recorded(name, own, pipeline, where.origin, notes),
             processor=name,
             session_id=sid,
-            extra={"jiuwenswarm": {"home": str(target.home), "pipeline": pipeline.to_dict()}},
+            context_id=where.context_id,
+            extra={"jiuwenswarm": {**where.extra, "pipeline": pipeline.to_dict()}},
         )
 
 

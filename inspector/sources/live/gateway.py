@@ -2,7 +2,8 @@
 
 Follows spec/jiuwenswarm-live.md sections 2-4: one socket per watched session, registered by
 the `session_id` query parameter, `Origin: http://<host>:<port>` always sent, nothing sent
-that could change the agent (only the read-only RPC `session.list` on request). Missed
+that could change the agent (only the read-only RPCs `session.list`, and `history.get` on a
+socket of its own, `swarm_history`). Missed
 events are not replayed by the gateway; after a reconnect the socket registers again by its
 URL. Reconnects use the web UI's policy (1, 2, 4, 8, 16 s, then every 2 s) unless the server
 closed normally (1000) or refused us (HTTP 401/403, close 1008).
@@ -195,6 +196,30 @@ class GatewayObserver:
             user_agent_header="context-inspector",
             additional_headers={"Authorization": f"Bearer {self._token}"} if self._token else None,
         )
+
+    def side_observer(self, user_id: str) -> GatewayObserver:
+        """An observer of the same session, origin and token under another user id: the
+        gateway routes a request's answer by the socket's keys, so a one-shot exchange on a
+        socket of its own must not share the watching socket's user id."""
+        parts = urlsplit(self.url)
+        query = [
+            (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "user_id"
+        ]
+        url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+        options = GatewayOptions(
+            user_id=user_id,
+            origin=self.origin,
+            open_timeout=self.open_timeout,
+            max_size=self.max_size,
+            reconnect=False,
+            token=self._token,
+        )
+        return GatewayObserver(url, options=options)
+
+    def open(self) -> Any:
+        """One connection (an async context manager) with this observer's URL, origin, token
+        and limits, for a one-shot exchange such as `history.get`."""
+        return self._connect()
 
     async def _receive(self, connection: ClientConnection) -> AsyncIterator[LiveEvent]:
         """Every frame of one connection as an event; RPC answers resolve their requests."""

@@ -5,7 +5,10 @@ The gateway's `trace.updated` (and `chat.final` / `chat.error` / `chat.processin
 wake the follower, so a new context window arrives right after the agent commits it; with
 no gateway hints the follower polls. `discover_trajectory` finds the HTTP API next to a
 gateway (same port on the newest builds, else ws port + 2, else 19002); PyPI 0.2.3 has
-none, which is reported as state `unavailable`, not as an error.
+none, which is reported as state `unavailable`, not as an error; the session's context is
+then rebuilt after each turn and compression from its home folder when it is on this
+machine, else from its transcript read over the gateway (`history.get`, `swarm_history`)
+with the compressions the frames reported folded in.
 Imports `inspector.core` and `inspector.sources.live`; never Textual or Rich.
 """
 
@@ -15,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -34,7 +38,17 @@ from inspector.core.live_tracker import LiveTracker
 from inspector.core.tuning import Tuning
 from inspector.sources.jiuwenswarm.home import home_for_gateway
 from inspector.sources.live.gateway import Backoff, GatewayObserver, session_of
-from inspector.sources.live.swarm_context import agent_config_event, context_event, rebuild_context
+from inspector.sources.live.swarm_context import (
+    agent_config_event,
+    context_event,
+    rebuild_contexts,
+    rebuild_from_history,
+)
+from inspector.sources.live.swarm_history import (
+    HISTORY_REQUEST_PREFIX,
+    HistoryUnavailable,
+    fetch_history,
+)
 from inspector.sources.live.trajectory import API_PREFIX, Polling, TrajectoryFollower
 
 #: Gateway events after which the trajectory is worth re-reading.
@@ -43,6 +57,8 @@ POKE_EVENTS = frozenset(
 )
 #: Seconds to wait after a turn ends before reading the agent's files.
 FILES_SETTLE = 0.6
+#: Seconds a transcript read over the gateway (`history.get`, every page) may take.
+HISTORY_TIMEOUT = 15.0
 #: Error codes only a trajectory API answers with (so the port is one, even if it refuses us).
 TRAJECTORY_CODES = frozenset(
     {
@@ -128,8 +144,12 @@ class LiveSession:
         self.tracker = LiveTracker()
         #: jiuwenswarm's home folder, when on this machine (its config and session files).
         self.home = home_for_gateway(gateway_url, None)
-        #: True once no trajectory API was found: the context comes from the home's files.
+        #: True once no trajectory API was found: the context comes from the home's files,
+        #: or without a home from the transcript over the gateway (`history.get`).
         self._from_files = False
+        #: The `context.compression_state` payloads of this session (folded into a transcript).
+        self._states: list[dict[str, Any]] = []
+        self._history_lock = asyncio.Lock()
         self._revision = 0
         self._queue: asyncio.Queue[LiveEvent | None] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
@@ -155,16 +175,16 @@ class LiveSession:
         if url == "auto":
             url = await discover_trajectory(self.observer.url, self.session_id)
             if url is None:
+                self._from_files = bool(self.session_id)
                 if self.home is not None:
-                    self._from_files = True
                     detail = (
                         f"no trajectory API (jiuwenswarm 0.2.3 has none): the context is "
                         f"rebuilt from {self.home}"
                     )
                 else:
                     detail = (
-                        "no trajectory API found (jiuwenswarm 0.2.3 has none); gateway events "
-                        "only (give its home folder to rebuild the context from its files)"
+                        "no trajectory API found (jiuwenswarm 0.2.3 has none): the context is "
+                        "rebuilt from the transcript over the gateway (history.get)"
                     )
                 await self._queue.put(SourceState(label, "unavailable", detail))
                 if self._from_files:
@@ -199,6 +219,10 @@ class LiveSession:
                 if event is None:
                     streams -= 1
                     continue
+                if _history_echo(event):
+                    continue  # a transcript page or our own history.get's error: not live
+                if isinstance(event, CompressionState):
+                    self._keep_state(event)
                 if self._from_files and _changes_context(event):
                     processor = event.processor if isinstance(event, CompressionState) else None
                     self._tasks.append(asyncio.create_task(self._rebuild(processor)))
@@ -216,23 +240,49 @@ class LiveSession:
             await self.close()
 
     async def _rebuild(self, processor: str | None) -> None:
-        """Read the session's context from the home's files again; offer it as an artifact."""
-        assert self.home is not None
+        """Read the session's contexts again (the home's files, else the transcript over the
+        gateway); offer each as an artifact."""
         self._revision += 1
         revision = self._revision
         await asyncio.sleep(FILES_SETTLE)  # jiuwenswarm writes its transcript from a queue
+        label = f"files of {self.session_id}" if self.home else f"history of {self.session_id}"
         try:
-            artifact = await asyncio.to_thread(
-                rebuild_context, self.home, self.session_id, processor, revision
-            )
+            if self.home is not None:
+                artifacts = await asyncio.to_thread(
+                    rebuild_contexts, self.home, self.session_id, processor, revision
+                )
+            else:
+                records = await fetch_history(
+                    self.observer, self.session_id, timeout=HISTORY_TIMEOUT
+                )
+                found = await asyncio.to_thread(
+                    rebuild_from_history,
+                    records,
+                    (self.observer.url, self.session_id),
+                    processor,
+                    revision,
+                    list(self._states),
+                )
+                artifacts = [found] if found is not None else []
+        except HistoryUnavailable as error:
+            await self._queue.put(SourceProblem(LoadError(label, str(error))))
+            return
         except Exception as error:  # noqa: BLE001 - a file being written must not end the watch
-            label = f"files of {self.session_id}"
             await self._queue.put(
                 SourceProblem(LoadError(label, f"{type(error).__name__}: {error}"))
             )
             return
-        if artifact is not None and revision == self._revision:
-            await self._queue.put(context_event(artifact, revision))
+        if revision == self._revision:
+            for artifact in artifacts:
+                await self._queue.put(context_event(artifact, revision))
+
+    def _keep_state(self, event: CompressionState) -> None:
+        """Keep a compression state of this session once (a frame seen twice folds once)."""
+        if event.session_id not in (None, self.session_id):
+            return
+        key = (event.operation_id, event.status)
+        if all((s.get("operation_id"), s.get("status")) != key for s in self._states):
+            self._states.append(dict(event.raw))
 
     def _learn_context_max(self, event: LiveEvent) -> bool:
         """The agent's window size (from usage or compression frames) prices rebuilt windows.
@@ -281,6 +331,22 @@ class LiveSession:
         for task in self._tasks:
             with contextlib.suppress(BaseException):
                 await task
+
+
+def _history_echo(event: LiveEvent) -> bool:
+    """A `history.message` page (ours or the web UI's), or the `chat.error` answering our
+    own `history.get` (the gateway may send both to every socket of the session)."""
+    if not isinstance(event, GatewayEvent):
+        return False
+    if event.name == "history.message":
+        return True
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    request = payload.get("request_id")
+    return (
+        event.name == "chat.error"
+        and isinstance(request, str)
+        and request.startswith(HISTORY_REQUEST_PREFIX)
+    )
 
 
 def _changes_context(event: LiveEvent) -> bool:

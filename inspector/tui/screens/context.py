@@ -23,6 +23,7 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
+from inspector.core.flip_check import holding_flips
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
@@ -44,7 +45,6 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
-from inspector.tui.flip_check import holding_flips
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS

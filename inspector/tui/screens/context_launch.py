@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from inspector.core.artifact import Artifact
 from inspector.core.compare import CompareEntry, column_mode, default_names
 from inspector.core.snapshot import ContextSnapshot
+from inspector.core.standard.rerun_script import standard_rerun_strategy
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
     Decision,
@@ -88,6 +89,12 @@ class ContextLaunch(StrategiesLauncher, CountProgress):
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
+        if self.snapshot is not None and standard_rerun_strategy(self.strategy) is not None:
+            from inspector.tui.screens.standard_rerun_screen import open_standard_rerun
+
+            prepared = self._prepared(self.strategy)
+            open_standard_rerun(self.app, self.strategy, prepared, self.settings, self.artifact)
+            return
         strategy = rerun_strategy(self.strategy)
         if self.snapshot is None or strategy is None:
             return

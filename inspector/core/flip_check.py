@@ -4,18 +4,29 @@ compressed (openJiuwen's benefit check included) or really stop.
 A flip to "compresses" is checked with what the strategy says its decision leaves in the
 context (`core.strategy.after.context_after`, the strategies view's numbers): when openJiuwen
 would drop the result after paying for the call (the forked processors' no-benefit
-rollback), the flip would not hold and is not offered. No Textual, no Rich.
+rollback), the flip would not hold and is not offered. The TUI's Why tab and the CLI's
+`why`/`report` flips go through here. Pure: no I/O, no Textual, no Rich.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy import registry
 from inspector.core.strategy.after import context_after
 from inspector.core.strategy.base import Flip, Prepared, Strategy
 from inspector.core.tokens import TokenCounter
+
+
+@dataclass(frozen=True, slots=True)
+class Offered:
+    """The flips offered, and how many were left out because they would not hold."""
+
+    flips: list[Flip]
+    dropped: int
+
 
 #: The price of the unknown summary in the check (as in the strategies view).
 SUMMARY_TOKENS = 400
@@ -59,3 +70,14 @@ def holding_flips(
         for key in {flip.strategy or current for flip in flips if flip.decision.hit}:
             prepared[key] = prepare(registry.get(key))
     return [flip for flip in flips if flip_holds(flip, snapshot, current, counters, prepared)]
+
+
+def dropped_note(dropped: int) -> str:
+    """What the front ends say about the flips left out (empty when none was)."""
+    if not dropped:
+        return ""
+    plural = "s" if dropped != 1 else ""
+    return (
+        f"{dropped} change{plural} would trigger a compression that openJiuwen drops for no "
+        "benefit (the new context would not be smaller): not offered"
+    )
