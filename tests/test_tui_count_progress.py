@@ -1,10 +1,12 @@
 """The first count of a context in a token mode shows progress when it takes longer than
-half a second (opening a big context, `p`, `m`): messages counted, a percentage, Esc.
+half a second (opening a big context): messages counted, a percentage, Esc.
 
 Driven through the real app (pilot) on a real 3,000-message dump file (the bench's
-generator). Esc while
-opening goes back to the browser; Esc during an `m` or `p` goes back to the previous token
-mode or strategy, decided as before.
+generator), opened straight from the command line (a dump read by the browser is counted
+by its load, so it opens at once). Esc while opening goes back to the browser. `m` and `p`
+share the code, but their count now ends in the worker within milliseconds and the slow
+part of a switch runs on the UI thread after it, so no progress shows there (issue 17's
+note).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import ProgressBar, Static
+from textual.widgets import ProgressBar
 
 from bench.synth import write_big_dump
 from inspector.core.tokens import TokenCounter
@@ -22,9 +24,7 @@ from inspector.encoding import make_counters
 from inspector.tui.app import create_app
 from inspector.tui.screens import progress
 from inspector.tui.screens.browser import BrowserScreen
-from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.progress import ProgressScreen, counted_share
-from tests.test_tui_app import loaded, settle
 
 MESSAGES = 3000
 
@@ -69,11 +69,12 @@ async def test_opening_shows_the_count_and_esc_returns_to_the_browser(
 ) -> None:
     monkeypatch.setattr(progress, "SHOW_AFTER", 0.01)
     counters: dict[str, TokenCounter] = make_counters()  # cold: nothing counted yet
-    app = create_app([str(big)], counters=counters)
+    [dump] = big.iterdir()
+    app = create_app([str(dump)], counters=counters)  # one file: straight into its context
     async with app.run_test(size=(80, 24)) as pilot:
-        browser = await loaded(app, pilot)
-        await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
+        browser = app.screen_stack[1]
+        assert isinstance(browser, BrowserScreen)
         modal = app.screen
         assert isinstance(modal, ProgressScreen)
         assert modal.title_text.startswith("opening: counting tokens (tiktoken_cl100k)")
@@ -89,45 +90,3 @@ async def test_opening_shows_the_count_and_esc_returns_to_the_browser(
         await wait_for(pilot, lambda: app.screen is browser)
         assert isinstance(app.screen, BrowserScreen)
         await app.workers.wait_for_complete()
-
-
-async def test_m_and_p_show_progress_and_esc_keeps_the_previous_settings(
-    big: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    counters: dict[str, TokenCounter] = make_counters()
-    app = create_app([str(big)], counters=counters)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await loaded(app, pilot)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen))
-        screen = app.screen
-        assert isinstance(screen, ContextScreen)
-        await wait_for(pilot, lambda: screen.decision is not None and not screen.workers)
-        await settle(app, pilot)
-        decided = screen.decision
-        assert decided is not None and decided.settings.token_mode == "tiktoken_cl100k"
-        monkeypatch.setattr(progress, "SHOW_AFTER", 0.01)
-        await pilot.press("m")  # a mode not counted yet
-        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen), seconds=5)
-        modal = app.screen
-        assert isinstance(modal, ProgressScreen) and "counting tokens" in modal.title_text
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen and screen.decision is not None)
-        await pilot.pause(0.2)
-        assert screen.settings.token_mode == "tiktoken_cl100k"
-        assert screen.decision is not None and screen.decision.regions == decided.regions
-        await settle(app, pilot)
-
-        # p to the next strategy: cancelled, the context stays under its strategy
-        first = screen.strategy.key
-        await pilot.press("p")
-        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen), seconds=5)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
-        await wait_for(pilot, lambda: screen.strategy.key == first and screen.decision is not None)
-        await settle(app, pilot)
-        assert screen.strategy.key == first and screen.decision is not None
-        assert screen.decision.strategy == first
-        assert screen.decision is decided  # shown as it was: nothing decided again
-        verdict = str(screen.query_one("#verdict", Static).render())
-        assert "counting tokens" not in verdict
