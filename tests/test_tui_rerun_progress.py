@@ -106,3 +106,44 @@ async def test_steps_retries_and_cancel_leave_the_context_as_it_was(
             )
             assert not out.exists()  # nothing written
             assert SECRET not in app.export_screenshot()
+
+
+async def test_q_during_a_rerun_asks_once_then_quits(
+    tmp_path: Path, counters: dict[str, TokenCounter], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stray `q` does not throw a running re-run away: the first warns, a second quits."""
+    from textual.notifications import Notify
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(A_DUMP, folder)
+    warned: list[str] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, Notify):
+            warned.append(message.notification.message)
+
+    with FakeOpenAI([Reply(content=A_SCRIPT[0].content, delay=5.0)]) as server:
+        app = create_app([str(folder)], counters=counters)
+        async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+            await open_row(app, pilot, lambda row: row.artifact is not None)
+            await pilot.press("R")
+            await pilot.pause()
+            dialog = app.screen
+            assert isinstance(dialog, RerunDialog)
+            dialog.query_one("#base-url", Input).value = server.base_url
+            dialog.query_one("#model", Input).value = "fake-compress-model"
+            dialog.query_one("#out-dir", Input).value = str(tmp_path / "out")
+            await pilot.press("ctrl+r")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, RerunScreen)
+            await wait_until(pilot, lambda: len(server.requests) == 1)
+            assert screen.calls_running
+            await pilot.press("q")
+            await pilot.pause()
+            assert app.is_running and app.screen is screen  # asked, not quit
+            assert any("press q again to quit" in text for text in warned)
+            await pilot.press("q")
+            await wait_until(pilot, lambda: not app.is_running, seconds=3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ from inspector.tui.commands import binding_commands
 from inspector.tui.keys import APP_BINDINGS
 from inspector.tui.screens.browser import BrowserScreen, Loader
 
+#: Seconds within which a second `q` quits while a re-run is still going.
+QUIT_AGAIN = 3.0
 #: Textual's own palette commands that stay: its theme picker (the one theme entry) and Quit.
 KEPT_SYSTEM_COMMANDS = frozenset({"Theme", "Quit"})
 
@@ -46,6 +49,8 @@ class InspectorApp(App[int]):
         self.overrides = overrides
         self.counters = counters
         self.loader = loader
+        #: When `q` last asked to confirm quitting during a re-run (monotonic seconds).
+        self._quit_asked = float("-inf")
         #: Tuning left on each context, (source, id) -> (strategy key, settings): it survives
         #: going back to the browser and opening the context again.
         self.tunings: dict[tuple[str, str], tuple[str, Any]] = {}
@@ -126,6 +131,21 @@ class InspectorApp(App[int]):
             if command.title in KEPT_SYSTEM_COMMANDS:
                 yield command
         yield from binding_commands(self, screen)
+
+    async def action_quit(self) -> None:
+        """Quit; while a model call runs (a re-run), only when `q` comes again within
+        `QUIT_AGAIN` seconds, so a stray key does not throw the run away."""
+        running = any(getattr(s, "calls_running", False) for s in self.screen_stack)
+        now = time.monotonic()
+        if running and now - self._quit_asked > QUIT_AGAIN:
+            self._quit_asked = now
+            self.notify(
+                "a re-run is still going: press q again to quit (Esc cancels only the run)",
+                severity="warning",
+                timeout=QUIT_AGAIN,
+            )
+            return
+        self.exit()
 
     def action_help(self) -> None:
         """Show every key."""

@@ -248,6 +248,11 @@ class RerunScreen(ThemedScreen[None]):
         """Start the run."""
         self.start_run()
 
+    @property
+    def calls_running(self) -> bool:
+        """A model call is under way (the app asks before quitting)."""
+        return self.state == "running"
+
     def on_unmount(self) -> None:
         """Leaving (or quitting) stops a run still going."""
         self._cancel_loop()

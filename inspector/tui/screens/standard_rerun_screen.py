@@ -101,6 +101,11 @@ class StandardRerunScreen(ThemedScreen[None]):
             yield Static(id="std-result", markup=False)
         yield Footer()
 
+    @property
+    def calls_running(self) -> bool:
+        """A model call is under way (the app asks before quitting)."""
+        return any(w.group == "standard-rerun" and w.is_running for w in self.workers)
+
     def on_mount(self) -> None:
         """Show the title and start the run."""
         self.query_one("#std-title", Static).update(
