@@ -11,7 +11,7 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,18 +196,12 @@ def wire_tool(tool: Tool) -> dict[str, Any]:
     }
 
 
-def request_body(
-    snapshot: ContextSnapshot,
-    span: Span,
-    prompt: str,
-    model: str,
-    sampling: Sampling = Sampling(),
-    include_tools: bool = True,
-) -> dict[str, Any]:
-    """The JSON body of `POST /chat/completions` openJiuwen sends for this span."""
+def chat_body(messages: Iterable[Message], model: str, sampling: Sampling) -> dict[str, Any]:
+    """The body of `POST /chat/completions` openJiuwen's client sends for these messages:
+    model, messages, no streaming, and the sampling values that are set (no tools)."""
     body: dict[str, Any] = {
         "model": model,
-        "messages": [wire_message(m) for m in request_messages(snapshot, span, prompt)],
+        "messages": [wire_message(m) for m in messages],
         "stream": False,
     }
     if sampling.temperature is not None:
@@ -218,6 +212,19 @@ def request_body(
         body["max_tokens"] = sampling.max_tokens
     if sampling.stop is not None:
         body["stop"] = sampling.stop
+    return body
+
+
+def request_body(
+    snapshot: ContextSnapshot,
+    span: Span,
+    prompt: str,
+    model: str,
+    sampling: Sampling = Sampling(),
+    include_tools: bool = True,
+) -> dict[str, Any]:
+    """The JSON body of `POST /chat/completions` openJiuwen sends for this span."""
+    body = chat_body(request_messages(snapshot, span, prompt), model, sampling)
     if include_tools and snapshot.tools:
         body["tools"] = [wire_tool(t) for t in snapshot.tools]
         body["tool_choice"] = "auto"

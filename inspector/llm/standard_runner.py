@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from inspector.core.compaction import Sampling, wire_message
+from inspector.core.compaction import Sampling, chat_body
 from inspector.core.model_errors import HttpFailure, describe_failure
 from inspector.core.rerun import ModelReply
 from inspector.core.standard.prepared import StandardPrepared
@@ -94,18 +94,7 @@ def prompt_label(prompts: StandardPrompts) -> str:
 
 def request_body(call: ModelCall, model: str, sampling: Sampling) -> dict[str, Any]:
     """The JSON body openJiuwen's client sends for one call (no tools: the processors pass none)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [wire_message(m) for m in call.messages],
-        "stream": False,
-    }
-    if sampling.temperature is not None:
-        body["temperature"] = sampling.temperature
-    if sampling.top_p is not None:
-        body["top_p"] = sampling.top_p
-    if sampling.max_tokens is not None:
-        body["max_tokens"] = sampling.max_tokens
-    return body
+    return chat_body(call.messages, model, sampling)
 
 
 @dataclass(frozen=True, slots=True)
