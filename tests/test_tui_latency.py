@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import DataTable, Input
 from textual.widgets._footer import FooterKey
 
 from inspector.core.tokens import TokenCounter
@@ -23,6 +23,7 @@ from inspector.tui.screens.help import HelpScreen
 from inspector.tui.widgets.message_list import MessageList
 from inspector.tui.widgets.quiet_footer import QuietFooter
 from inspector.tui.widgets.settings_panel import SettingsPanel
+from tests.test_tui_app import loaded
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_dumps"
@@ -367,3 +368,21 @@ async def test_held_tuning_keys_search_the_flips_once_and_stale_results_are_drop
         context.post_message(ContextScreen.FlipsFound(context.strategy.key, start, []))
         await pilot.pause()
         assert context.flips is shown  # found for the settings left behind: ignored
+
+
+async def test_a_row_filled_in_place_widens_its_columns(tmp_path: Path) -> None:
+    """A placeholder row ("reading…") filled with a long outcome widens the column: a
+    broken file opened alone showed "error: n" and nothing more."""
+    from inspector.encoding import make_counters
+    from inspector.tui.screens.browser_table import OUTCOME_WIDTH
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"messages": [{"role": "user", "content": "hi"')
+    app = create_app([str(broken)], counters=make_counters())
+    async with app.run_test(size=(120, 40)) as pilot:
+        browser = await loaded(app, pilot)
+        table = browser.query_one("#table", DataTable)
+        [row] = browser.shown
+        assert row.outcome.startswith("error: not valid JSON")
+        outcome = next(c for c in table.ordered_columns if c.key.value == "outcome")
+        assert outcome.content_width == OUTCOME_WIDTH

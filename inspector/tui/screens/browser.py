@@ -291,7 +291,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
             self.shown[index] = row
             self._row_index[row.key] = index
             for (column, _), cell in zip(COLUMNS, self.cells_of(row), strict=True):
-                table.update_cell(str(placeholder.key), column, cell)
+                table.update_cell(str(placeholder.key), column, cell, update_width=True)
         return rest
 
     def on_browser_screen_load_finished(self, message: LoadFinished) -> None:
