@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from inspector.core.snapshot import snapshot_from_dict
-from inspector.core.standard.rerun_script import standard_rerun_strategy
 from inspector.core.strategy import registry
+from inspector.core.strategy.base import ScriptRerun, rerun_of
 from inspector.encoding import make_counters
 from inspector.llm import EndpointConfig
 from inspector.llm.standard_runner import (
@@ -66,13 +66,13 @@ def _run(case: Path) -> tuple[list[dict[str, Any]], Any]:
         }
     )
     strategy = registry.resolve(scenario["processor"], "standard")
-    runner = standard_rerun_strategy(strategy)
-    assert runner is not None
+    rerun = rerun_of(strategy)
+    assert isinstance(rerun, ScriptRerun)
     settings = strategy.recorded_settings(snapshot)
     prepared = strategy.prepare(snapshot, make_counters(), "")
     custom = getattr(settings, "custom_compression_prompt", None)
     prompts = standard_prompts(strategy.processor, None, custom)
-    script = runner.rerun_script(prepared, settings, prompts, lambda: "0" * 32)
+    script = rerun.script(prepared, settings, prompts, lambda: "0" * 32)
     replies = [
         Reply(status=r["status"], content=r["content"], error=r["error"])
         for r in scenario["replies"]
