@@ -134,3 +134,14 @@ def test_the_corpus_covers_three_releases_and_every_scripted_outcome() -> None:
     assert releases >= {"0.1.16"}
     names = {p.name for p in CASES}
     assert {"dialogue_blocks", "dialogue_fallback", "current_round_merge", "offload_json"} <= names
+    round_level = {
+        "round_level_one_phase",
+        "round_level_phases",
+        "round_level_call_budget",
+        "round_level_no_budget",
+        "round_level_raw_fallback",
+        "round_level_model_error",
+        "round_level_empty_reply",
+    }
+    for release in ("0.1.16", "0.1.17", "0.1.19.post2"):
+        assert round_level <= {p.name for p in CASES if p.parent.name == release}

@@ -15,6 +15,7 @@ from inspector.core.standard import settings as models
 from inspector.core.standard.prepared import StandardPrepared
 from inspector.core.standard.rerun_compact import full_compact_script
 from inspector.core.standard.rerun_offload import mso_script
+from inspector.core.standard.rerun_round import round_level_script
 from inspector.core.standard.rerun_script import (
     Script,
     StandardPrompts,
@@ -48,6 +49,13 @@ def _current_round(
     return current_round_script(prep, settings, prompts)
 
 
+def _round_level(
+    prep: StandardPrepared, settings: Settings, prompts: StandardPrompts, _: Callable[[], str]
+) -> Script:
+    assert isinstance(settings, models.RoundLevelSettings)
+    return round_level_script(prep, settings, prompts)
+
+
 def _full_compact(
     prep: StandardPrepared, settings: Settings, prompts: StandardPrompts, _: Callable[[], str]
 ) -> Script:
@@ -59,5 +67,6 @@ SCRIPT_BUILDERS: Mapping[str, Builder] = {
     "MessageSummaryOffloader": _offloader,
     "DialogueCompressor": _dialogue,
     "CurrentRoundCompressor": _current_round,
+    "RoundLevelCompressor": _round_level,
     "FullCompactProcessor": _full_compact,
 }

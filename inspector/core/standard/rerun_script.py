@@ -49,6 +49,11 @@ class StandardPrompts:
     current_round_merge: str
     offload: str
     full_compact: str
+    #: RoundLevelCompressor's system prompts (first pass, aggressive passes) and the
+    #: `[Output Contract]` lines that end its user prompt.
+    round_level: str
+    round_level_aggressive: str
+    round_level_contract: str
     #: Where they came from: "inspector" (ours), "file" (--prompt-file), "config"
     #: (the snapshot's custom_compression_prompt).
     source: str = "inspector"
