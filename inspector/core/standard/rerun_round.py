@@ -81,6 +81,7 @@ class _Run:
     system: tuple[Message, ...]
     tools: tuple[Any, ...]
     notes: list[str] = field(default_factory=list)
+    approximations: list[str] = field(default_factory=list)
 
     def _alive(self, messages: Sequence[Message]) -> None:
         # the counter caches pieces by id(message): a message counted once stays alive as
@@ -313,6 +314,11 @@ def _replacements(
     return [(min(t.start for t in targets), max(t.end for t in targets), new)]
 
 
+def _say_once(run: _Run, sentence: str) -> None:
+    if sentence not in run.approximations:
+        run.approximations.append(sentence)
+
+
 def _phase(
     run: _Run,
     messages: list[Message],
@@ -336,6 +342,11 @@ def _phase(
         return None
     note = f"{len(targets)} target(s): " + ", ".join(t.block_id for t in targets)
     if text != whole:
+        _say_once(
+            run,
+            "a prompt was cut to the call budget: its size is that of the inspector's system "
+            "prompt and contract lines, so with openJiuwen's own prompt the cut falls elsewhere",
+        )
         note += (
             f"; prompt cut to the call budget {run.call_budget} ({len(text)} of {len(whole)} chars)"
         )
@@ -484,4 +495,5 @@ def round_level_script(
         tuple(range(len(messages))) if changed else (),
         summary if changed else "",
         reason="; ".join(run.notes) or "RoundLevelCompressor left the context unchanged",
+        approximations=tuple(run.approximations),
     )
