@@ -63,7 +63,8 @@ def _round_level_prompts(prompts: dict[str, str]) -> None:
 
 
 async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """One scenario: the context after `add_messages`."""
+    """One scenario: the context after `add_messages` (or, for a `get_context_window`
+    scenario, after `get_context_window` with its system messages)."""
     from openjiuwen.core.context_engine import ContextEngine
     from openjiuwen.core.context_engine.schema.config import ContextEngineConfig
 
@@ -71,7 +72,8 @@ async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
     if "round_level_prompts" in scenario:
         _round_level_prompts(scenario["round_level_prompts"])
     messages = _messages(scenario["messages"])
-    cut = scenario["added_from"]
+    get_window = scenario.get("hook") == "get_context_window"
+    cut = len(messages) if get_window else scenario["added_from"]
     engine = ContextEngine(ContextEngineConfig(**scenario["engine_config"]))
     from openjiuwen.core.session.agent import Session
 
@@ -83,7 +85,10 @@ async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
     )
     error = None
     try:
-        await ctx.add_messages(messages[cut:])
+        if get_window:
+            await ctx.get_context_window(system_messages=_messages(scenario["system_messages"]))
+        else:
+            await ctx.add_messages(messages[cut:])
     except Exception as exc:  # the recorded outcome, not a harness failure
         error = f"{type(exc).__name__}: {exc}"
     after = [m.model_dump(mode="json") for m in ctx.get_messages()]

@@ -6,7 +6,7 @@ CurrentRoundCompressor (first stage; first stage and a memory-block merge) and
 MessageSummaryOffloader (JSON reply, plain shorter reply), FullCompactProcessor (a
 summary reply; a model error and the fallback summary) and RoundLevelCompressor (one
 phase; a phase and a merge; a prompt cut to the call budget; no budget at all, so hard
-truncation; a plain reply; a model error; empty replies down to hard truncation), each
+truncation; a plain reply; a model error; empty replies down to hard truncation; the get-window hook), each
 with the fake server's replies. `record(release, target)` serves each from its own `tests/servers/fake_openai`
 server on 127.0.0.1, runs `standard_rerun_runner.py` inside the release's venv, and keeps
 per scenario `scenario.json` (input and replies), `requests.json` (each body the library
@@ -274,6 +274,11 @@ STANDARD_RERUNS: list[dict[str, Any]] = [
     _round_level("round_level_raw_fallback", [Reply(content=_SUMMARY)]),
     _round_level("round_level_model_error", [Reply(status=500, error=_SERVER_ERROR)]),
     _round_level("round_level_empty_reply", [Reply(content="")], target_total_tokens=150),
+    {
+        **_round_level("round_level_get_window", [Reply(content=_RL_BLOCKS)]),
+        "hook": "get_context_window",
+        "system_messages": [{"role": "system", "content": "You are a careful coding agent."}],
+    },
 ]
 
 

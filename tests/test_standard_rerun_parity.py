@@ -60,8 +60,8 @@ def _run(case: Path) -> tuple[list[dict[str, Any]], Any]:
             **given,
             "processor_family": "standard",
             "openjiuwen_version": _RELEASE[case.parent.name],
-            "hook": "add_messages",
-            "system_messages": [],
+            "hook": scenario.get("hook", "add_messages"),
+            "system_messages": scenario.get("system_messages", []),
             "tools": [],
         }
     )
@@ -142,6 +142,7 @@ def test_the_corpus_covers_three_releases_and_every_scripted_outcome() -> None:
         "round_level_raw_fallback",
         "round_level_model_error",
         "round_level_empty_reply",
+        "round_level_get_window",
     }
     for release in ("0.1.16", "0.1.17", "0.1.19.post2"):
         assert round_level <= {p.name for p in CASES if p.parent.name == release}
