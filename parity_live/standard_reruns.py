@@ -6,7 +6,7 @@ CurrentRoundCompressor (first stage; first stage and a memory-block merge) and
 MessageSummaryOffloader (JSON reply, plain shorter reply), FullCompactProcessor (a
 summary reply; a model error and the fallback summary) and RoundLevelCompressor (one
 phase; a phase and a merge; a prompt cut to the call budget; no budget at all, so hard
-truncation; a plain reply; a model error; empty replies down to hard truncation; the get-window hook), each
+truncation; a plain reply; a model error; empty replies down to hard truncation; a team message re-injected; the get-window hook), each
 with the fake server's replies. `record(release, target)` serves each from its own `tests/servers/fake_openai`
 server on 127.0.0.1, runs `standard_rerun_runner.py` inside the release's venv, and keeps
 per scenario `scenario.json` (input and replies), `requests.json` (each body the library
@@ -165,20 +165,24 @@ def _full_compact(name: str, replies: list[Reply]) -> dict[str, Any]:
     }
 
 
-def _round_level(name: str, replies: list[Reply], blocks: int = 0, **config: Any) -> dict[str, Any]:
+def _round_level(
+    name: str, replies: list[Reply], blocks: int = 0, team: bool = False, **config: Any
+) -> dict[str, Any]:
     """Earlier memory blocks (level 1; an acknowledgement after the first), two finished
-    rounds, and the incoming user message, kept (keep_recent_messages 1)."""
+    rounds (the first with a team message sent, when `team`), and the incoming user message,
+    kept (keep_recent_messages 1)."""
     memory: list[dict[str, Any]] = []
     for n in range(blocks):
         block = memory_block(f"Step {n}: read module {n}.", "completed_react", _RL_MARKER, 1)
         memory.append({"role": "user", "content": block.content})
         if n == 0:
             memory.append({"role": "assistant", "content": _RL_ACK})
+    calls = [("c1", "read_file", _CFG)]
+    if team:
+        calls.append(("t1", "send_message", "delivered to 2 members"))
     messages = [
         *memory,
-        *_round(
-            "Fix the build.", [("c1", "read_file", _CFG)], "setup.cfg names a missing package."
-        ),
+        *_round("Fix the build.", calls, "setup.cfg names a missing package."),
         *_round("Run the tests.", [("c2", "run_tests", _LOG)], "One test fails: test_x."),
         {"role": "user", "content": "Fix test_x."},
     ]
@@ -274,6 +278,7 @@ STANDARD_RERUNS: list[dict[str, Any]] = [
     _round_level("round_level_raw_fallback", [Reply(content=_SUMMARY)]),
     _round_level("round_level_model_error", [Reply(status=500, error=_SERVER_ERROR)]),
     _round_level("round_level_empty_reply", [Reply(content="")], target_total_tokens=150),
+    _round_level("round_level_team", [Reply(content=_RL_BLOCKS)], team=True),
     {
         **_round_level("round_level_get_window", [Reply(content=_RL_BLOCKS)]),
         "hook": "get_context_window",

@@ -143,6 +143,7 @@ def test_the_corpus_covers_three_releases_and_every_scripted_outcome() -> None:
         "round_level_model_error",
         "round_level_empty_reply",
         "round_level_get_window",
+        "round_level_team",
     }
     for release in ("0.1.16", "0.1.17", "0.1.19.post2"):
         assert round_level <= {p.name for p in CASES if p.parent.name == release}

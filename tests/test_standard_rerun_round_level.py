@@ -113,6 +113,7 @@ def test_dry_run_shows_the_first_phase_and_sends_nothing(
     assert main(_rerun(source, None, *flags, "--dry-run")) == 0
     text = capsys.readouterr().out
     assert "RoundLevelCompressor" in text and "inspector's prompt, not openJiuwen's" in text
+    assert "later calls depend on the replies" in text
 
 
 def test_a_failed_call_ends_failed_with_the_context_unchanged(

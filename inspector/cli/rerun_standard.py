@@ -180,7 +180,8 @@ def _dry_run(
         f"first call: {call.stage} ({call.note}); POST {args.base_url or '<base url>'}/chat/completions"
     )
     print(escape_controls(masker.text(json.dumps(body, ensure_ascii=False, indent=1))))
-    if call.stage.startswith("offload") or call.stage == "first_stage":
+    later = head["processor"] == "RoundLevelCompressor"  # more phases while over target
+    if later or call.stage.startswith("offload") or call.stage == "first_stage":
         print("later calls depend on the replies and are not shown")
     return EXIT_OK
 

@@ -492,7 +492,10 @@ class RoundLevelStrategy(StandardStrategy):
     settings_model = models.RoundLevelSettings
     evaluator = round_level.evaluate_round_level
     token_gauge = True
-    llm_call = "up to four phases of one call each, then hard truncation without the model"
+    llm_call = (
+        "one call per phase (first pass, repeated merges, two aggressive passes) while over "
+        "target, then hard truncation without the model"
+    )
 
 
 class FullCompactStrategy(StandardStrategy):
