@@ -207,3 +207,22 @@ async def test_r_opens_the_same_form_and_reruns_round_level(
             assert first == HEADER.format(scope="completed_react") + "cfg names demo."
             assert "l0_to_l1 (try 1): HTTP 200" in _text(app, "#std-calls")
             assert "outcome: completed" in _text(app, "#std-result")
+
+
+def test_a_prompt_over_the_call_budget_is_cut_and_the_output_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compression_call_max_tokens below the prompt: head and tail of the user prompt are kept
+    around the marker, the contract survives at the end, and the approximation is said."""
+    source = _source(tmp_path, compression_call_max_tokens=250)
+    with FakeOpenAI([Reply(content=BLOCKS)]) as server:
+        assert main(_rerun(source, server, "--json")) == 0
+        (body,) = [r.body for r in server.requests]
+    out = _json_out(capsys)
+    user = body["messages"][1]["content"]
+    whole = _expected_prompt(out["tokens_before"]).replace("limit: 200000", "limit: 250")
+    head, tail = user.split("\n...[TRUNCATED]...\n")
+    assert whole.startswith(head) and whole.endswith(tail) and len(user) < len(whole)
+    assert head.startswith("[Compression Task]\n") and tail.endswith(whole[-200:])
+    assert out["outcome"] == "completed"
+    assert any("cut to the call budget" in note for note in out["approximations"])
