@@ -142,7 +142,7 @@ class WhyPanel(VerticalScroll):
             )
         if said and self._texts.get("why-flips-note") != said:
             self._texts["why-flips-note"] = said
-            note.update(Text(said, "dim"), layout=False)
+            note.update(Text(said, "dim"))
         note.display = not wanted or bool(dropped)
         buttons = list(box.query(FlipButton))
         for number, flip in enumerate(wanted):
