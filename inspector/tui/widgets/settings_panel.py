@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message as TextualMessage
@@ -112,6 +113,11 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         self.built = False
         #: The last `show` arguments received before the controls existed.
         self._pending: tuple[Settings, Settings | None, tuple[Text, Text] | None] | None = None
+        #: Field -> values posted from its input since it got focus: a `show` of one of them
+        #: comes back from what the user typed and must not overwrite the text typed since.
+        self._typed: dict[str, list[Any]] = {}
+        #: The last `show` arguments (shown again into an input when it loses focus).
+        self._last: tuple[Settings, Settings | None, tuple[Text, Text] | None] | None = None
 
     async def on_show(self) -> None:
         """First shown: build the controls, then show what was waiting."""
@@ -196,6 +202,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                 compare_table(settings, recorded, verdicts, palette_of(self))
             )
         self._shown = settings.model_dump()
+        self._last = (settings, recorded, verdicts)
         with self.prevent(Input.Changed, Select.Changed):
             for name, info in self.fields.items():
                 value = getattr(settings, name)
@@ -205,13 +212,36 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                         select.value = value
                 else:
                     box = self.query_one(f"#field-{name}", Input)
-                    shown = parse_field(info, box.value, self.optional.get(name))
-                    if (None if shown is Unset else shown) != value or (
-                        value is None and box.value.strip()
-                    ):
+                    if box.has_focus and value in self._typed.get(name, ()):
+                        pass  # the user is typing here: this value is one typed before
+                    elif self._differs(info, box.value, value):
                         box.value = input_text(value)
                 changed = recorded is not None and getattr(recorded, name, value) != value
                 self.query_one(f"#row-{name}").set_class(changed, "-changed")
+
+    def _differs(self, info: FieldInfo, text: str, value: Any) -> bool:
+        """Whether an input's `text` does not read as `value`."""
+        shown = parse_field(info, text, self.optional.get(info.name))
+        return (None if shown is Unset else shown) != value or (
+            value is None and bool(text.strip())
+        )
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """An input got focus: what is typed into it from now on is the user's."""
+        self._typed.pop((event.widget.id or "").removeprefix("field-"), None)
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """An input lost focus: it shows the value applied (not a half-typed or refused one)."""
+        name = (event.widget.id or "").removeprefix("field-")
+        self._typed.pop(name, None)
+        info = self.fields.get(name)
+        if self._last is None or info is None or not isinstance(event.widget, Input):
+            return
+        value = getattr(self._last[0], name, None)
+        if type(self._last[0]) is self.model and self._differs(info, event.widget.value, value):
+            with self.prevent(Input.Changed):
+                event.widget.value = input_text(value)
+            self.show_problem("")  # the refused text is gone
 
     def show_problem(self, text: str) -> None:
         """A validation message under the controls (empty clears it; unchanged: no redraw)."""
@@ -231,7 +261,11 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         if value is None:
             self.show_problem(f"{name}: type a number" if event.value.strip() else "")
             return
-        self._post(name, None if value is Unset else value)
+        value = None if value is Unset else value
+        typed = self._typed.setdefault(name, [])
+        if value not in typed:
+            typed.append(value)
+        self._post(name, value)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         """A choice made."""

@@ -1,0 +1,89 @@
+"""Keys and focus fixes found by hand in tmux (docs/tui-captures): what a burst of keys typed
+faster than the screen redraws leaves in a Tune input, and where Esc and focus go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import events
+from textual.widgets import Input
+
+from inspector.core.tokens import TokenCounter
+from inspector.tui.app import InspectorApp, create_app
+from inspector.tui.screens.context import ContextScreen
+from tests.test_tui_app import settle
+
+TINYCAL = (
+    Path(__file__).resolve().parents[1]
+    / "sample_dumps/workspace/context/demo/bugfix-tinycal_context/compression_logs"
+    / "1795900043252_CurrentRoundCompressor_demo-bugfix-tinycal.json"
+)
+KEY_NAMES = {".": "full_stop"}
+
+
+def burst(app: InspectorApp, keys: list[tuple[str, str | None]]) -> None:
+    """Queue key events all at once, as a terminal delivers a burst in one read (the pilot's
+    `press` waits for each key to be handled, so the screen is never behind it)."""
+    for key, character in keys:
+        app.post_message(events.Key(key, character))
+
+
+def typed(text: str) -> list[tuple[str, str | None]]:
+    """The key events of typing `text`."""
+    return [(KEY_NAMES.get(char, char), char) for char in text]
+
+
+async def tune_input(app: InspectorApp, pilot: Any, name: str) -> tuple[ContextScreen, Input]:
+    """The context screen on its Tune tab, and field `name`'s input, focused."""
+    await settle(app, pilot)
+    await pilot.press("t")
+    await settle(app, pilot)
+    screen = app.screen
+    assert isinstance(screen, ContextScreen)
+    box = screen.query_one(f"#field-{name}", Input)
+    box.focus()
+    await pilot.pause()
+    return screen, box
+
+
+async def test_fast_typing_in_a_tune_input_is_not_overwritten(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """The applied value came back into the focused input mid-burst: '050.6' for 0.5."""
+    app = create_app([str(TINYCAL)], counters=counters)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, box = await tune_input(app, pilot, "trigger_context_ratio")
+        assert box.value == "0.693"
+        burst(app, [("end", None)] + [("backspace", None)] * 6)
+        await pilot.pause(0.4)  # past the side panel's coalesced redraw
+        await settle(app, pilot)
+        assert box.value == ""  # what the user left, not the last value applied
+        burst(app, typed("0.5"))
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        assert box.value == "0.5"
+        assert screen.settings.trigger_context_ratio == 0.5
+        assert screen.decision is not None
+        assert screen.decision.threshold == int(0.5 * screen.settings.context_max)
+
+
+async def test_a_tune_input_shows_the_applied_value_when_it_loses_focus(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Text the screen refused (out of range) is replaced by the value in force on Tab."""
+    app = create_app([str(TINYCAL)], counters=counters)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen, box = await tune_input(app, pilot, "trigger_context_ratio")
+        burst(app, [("end", None)] + [("backspace", None)] * 6)
+        await pilot.pause(0.4)
+        await pilot.press("7")
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        assert box.value == "7"  # kept while focused, although 7 is out of range
+        applied = screen.settings.trigger_context_ratio
+        assert applied != 7
+        await pilot.press("tab")
+        await settle(app, pilot)
+        assert not box.has_focus
+        assert float(box.value) == applied
