@@ -4,14 +4,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich.console import Console, ConsoleOptions
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
+from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import Row, RowKey
 
@@ -31,8 +35,10 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 OUTCOME_WIDTH = 28
 SESSION_WIDTH = 18
-#: Longest id shown whole; longer ones keep their head and their distinguishing tail.
+#: Longest id shown whole by `short_id`; longer ones keep their head and distinguishing tail.
 ID_WIDTH = 26
+#: The id column is never narrower than this while other columns can give way.
+ID_MIN = 14
 #: Outcome -> style name of `inspector.render.styles`.
 OUTCOME_STYLES = {
     "compressed": "good",
@@ -51,10 +57,12 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def short_id(identifier: str, session: str = "", processor: str = "") -> str:
+def short_id(
+    identifier: str, session: str = "", processor: str = "", width: int | None = ID_WIDTH
+) -> str:
     """The part of an id that tells rows apart: without the session and processor the
-    other columns show, and for a long one its head and its tail (where run numbers and
-    timestamps are), joined by an ellipsis."""
+    other columns show, and for one longer than `width` (None: any length) its head and its
+    tail (where run numbers and timestamps are), joined by an ellipsis."""
     short = identifier
     if session:
         safe = session.replace("/", "-")
@@ -63,12 +71,40 @@ def short_id(identifier: str, session: str = "", processor: str = "") -> str:
         for suffix in (f"_{safe}", f"_{session}"):
             short = short.removesuffix(suffix)
     if processor:
-        short = short.replace(f"_{processor}", "").replace(f"/{processor}", "")
-    short = short.strip("/_") or identifier
-    if len(short) <= ID_WIDTH:
-        return short
-    tail = ID_WIDTH * 2 // 3
-    return short[: ID_WIDTH - tail - 1] + "…" + short[-tail:]
+        # the processor is a column of its own, whatever joins it to the rest of the id
+        for before in "_/-":
+            short = short.replace(f"{before}{processor}", "")
+        short = short.replace(processor, "")
+    short = short.strip("/_-") or identifier
+    return short if width is None else elide_middle(short, width)
+
+
+def elide_middle(text: str, width: int) -> str:
+    """`text` in at most `width` cells: its head and its longer tail around an ellipsis (the
+    whole last part of a path when it fits: it names the case)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail = width * 2 // 3
+    last = text.rfind("/")
+    if last > 0 and len(text) - last + 2 <= width:
+        tail = len(text) - last
+    return text[: width - tail - 1] + "…" + text[-tail:]
+
+
+class IdText(Text):
+    """An id cell: measured at its whole length, drawn elided in the middle to the width
+    its column gets (`fit_columns`), so the head and the distinguishing tail both show."""
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """Whole length at most, `ID_MIN` at least."""
+        return Measurement(min(len(self.plain), ID_MIN), len(self.plain))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        """The id elided in the middle to `options.max_width`."""
+        shown = Text(elide_middle(self.plain, options.max_width), self.style, no_wrap=True)
+        yield from shown.__rich_console__(console, options)
 
 
 def sort_value(row: BrowserRow, column: str) -> Any:
@@ -101,7 +137,7 @@ def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Any]:
         Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
         Text(str(row.retries) if row.retries is not None else "", justify="right"),
         _clip(row.session, SESSION_WIDTH),
-        short_id(row.title, row.session, row.processor)
+        IdText(short_id(row.title, row.session, row.processor, width=None))
         if row.error is None and row.artifact is not None
         else _source_tail(row.error.source if row.error is not None else row.title),
     ]
@@ -112,6 +148,52 @@ def _source_tail(path: str) -> str:
     parts = path.replace("\\", "/").rsplit("/", 2)
     tail = "/".join(parts[-2:]) if len(parts) > 1 else path
     return tail if len(tail) <= ID_WIDTH * 2 else "…" + tail[-ID_WIDTH * 2 :]
+
+
+#: Columns that give way to the id when it has less than its goal, in order: mild steps
+#: first, then the least useful columns, each to the narrowest content width given
+#: (0: only its padding is left).
+GIVE_WAY: tuple[tuple[str, int], ...] = (
+    ("outcome", 20),
+    ("session", 14),
+    ("retries", 0),
+    ("reduction", 0),
+    ("processor", 8),
+    ("session", 10),
+    ("outcome", 14),
+    ("time", 5),  # "11-29 18:07" wraps to its date
+)
+
+
+def fit_columns(table: DataTable[Any]) -> bool:
+    """Give the id column the width the others leave (up to its whole length, so nothing is
+    elided while there is room); when that is under a quarter of the width (`ID_MIN` at
+    least), the columns of `GIVE_WAY` are narrowed first. True when a width changed."""
+    columns = {str(column.key.value): column for column in table.ordered_columns}
+    id_column = columns.get("title")
+    available = table.scrollable_content_region.width
+    if id_column is None or available <= 0:
+        return False
+    pad = 2 * table.cell_padding
+    widths = {key: column.content_width for key, column in columns.items()}
+    wanted = max(id_column.content_width, id_column.label.cell_len)
+    goal = min(wanted, max(ID_MIN, available // 4))
+    room = available - sum(widths[key] + pad for key in columns if key != "title") - pad
+    for key, narrowest in GIVE_WAY:
+        if room >= goal:
+            break
+        give = min(widths.get(key, 0) - narrowest, goal - room)
+        if give > 0:
+            widths[key] -= give
+            room += give
+    widths["title"] = max(min(wanted, room), min(wanted, ID_MIN))
+    changed = False
+    for key, column in columns.items():
+        auto = key != "title" and widths[key] == column.content_width
+        if (column.auto_width, column.width) != (auto, 0 if auto else widths[key]):
+            column.auto_width, column.width = auto, 0 if auto else widths[key]
+            changed = True
+    return changed
 
 
 def filters_text(
@@ -227,6 +309,23 @@ class BrowserTable(DataTable[Any]):
             self._cell_lines.clear()
         self._cell_lines[key] = (cells, row_index, lines)
         return lines
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        """DataTable's measuring of new rows, then the id column fitted to what is left."""
+        super()._update_dimensions(new_rows)
+        self._fit()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Fit the columns to the new width."""
+        self._fit()
+
+    def _fit(self) -> None:
+        if fit_columns(self):
+            width = sum(column.get_render_width(self) for column in self.columns.values())
+            self.virtual_size = Size(width, self.virtual_size.height)
+            self._update_count += 1
+            self._line_cache.clear()
+            self.refresh()
 
     @property
     def row_keys(self) -> list[str]:
