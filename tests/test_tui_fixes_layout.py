@@ -14,9 +14,10 @@ from textual.widgets import DataTable
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import create_app
+from inspector.tui.screens.context import ContextScreen
 from inspector.tui.widgets.why_panel import WhyPanel
 from tests.conftest import REFERENCE, SHARED
-from tests.test_tui_app import loaded, open_row
+from tests.test_tui_app import loaded, open_row, settle
 
 pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="reference folder not available")
 
@@ -140,3 +141,40 @@ async def test_rows_of_a_family_of_sessions_stay_apart_when_narrow(
                 assert row.session[-2:] in line[start:]  # and in the id itself
         header = lines[0]
         assert "session" in header and "id / source" in header
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_dumps"
+TINYCAL = (
+    SAMPLES
+    / "workspace/context/demo/bugfix-tinycal_context/compression_logs"
+    / "1795900043252_CurrentRoundCompressor_demo-bugfix-tinycal.json"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "size", "keys", "said"),
+    [
+        (SAMPLES, (200, 60), ("home", "enter"), "Σ 2,785 ≠ total 2,776 (usage total)"),
+        (TINYCAL, (80, 24), (), "Σ 4,427 ≠ total 4,160 (usage total)"),
+    ],
+)
+async def test_bar_legend_keeps_its_explanation(
+    source: Path,
+    size: tuple[int, int],
+    keys: tuple[str, ...],
+    said: str,
+    counters: dict[str, TokenCounter],
+) -> None:
+    """At 200 columns the long legend was cut before its explanation; at 80 the short one
+    lost "(usage total)". Now the legend fits its width, on a second line if need be."""
+    app = create_app([str(source)], counters=counters)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(app, pilot)
+        assert isinstance(app.screen, ContextScreen)
+        lines = [line.rstrip() for line in lines_of(app.screen.query_one("#bar"))]
+        assert any(said in line for line in lines), lines
+        assert not [line for line in lines if line.endswith("…")]
+        assert lines[-1].strip()  # the panel is as tall as what it draws

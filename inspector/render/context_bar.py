@@ -225,8 +225,26 @@ class ContextBar:
         out.append_text(line)
         return out
 
-    def legend_text(self, short: bool = False) -> Text:
-        """One line naming each segment with its tokens; `short` fits 80 columns."""
+    def legend_lines(self, width: int) -> list[Text]:
+        """The legend at `width`: the long one when it fits, else the short one; when even
+        that does not fit, its explanation of the total goes to a second line (not cut)."""
+        long = self.legend_text()
+        if long.cell_len <= width:
+            return [long]
+        short = self.legend_text(short=True)
+        note = stretch_note(self.parts, short=True)
+        if short.cell_len <= width or not note:
+            return [short]
+        return [
+            self.legend_text(short=True, note=False),
+            Text(
+                f"{note} (usage total)", self.styles("caution"), no_wrap=True, overflow="ellipsis"
+            ),
+        ]
+
+    def legend_text(self, short: bool = False, note: bool = True) -> Text:
+        """One line naming each segment with its tokens; `short` fits 80 columns; `note`:
+        with the explanation of a total the segments do not add up to."""
         parts = self.parts
         names = {
             **(SHORT_LABELS if short else {**REGION_LABELS, "outside": "system+tools"}),
@@ -243,8 +261,8 @@ class ContextBar:
         legend.append("░ ", self.styles.region("free"))
         legend.append(f"free {free:,}  ")
         if short:
-            if note := stretch_note(parts, short=True):
-                legend.append(f"{note} (usage total)", self.styles("caution"))
+            if note and (said := stretch_note(parts, short=True)):
+                legend.append(f"{said} (usage total)", self.styles("caution"))
             return legend
         legend.append("▲", self.styles(THRESHOLD_STYLE))
         legend.append(
@@ -252,9 +270,8 @@ class ContextBar:
         )
         legend.append("△", self.styles(MIN_TARGET_STYLE))
         legend.append(f" min target {parts.min_target:,}")
-        note = stretch_note(parts)
-        if note:
-            legend.append(f"  {note}", self.styles("caution"))
+        if note and (said := stretch_note(parts)):
+            legend.append(f"  {said}", self.styles("caution"))
         return legend
 
     def region_at(self, column: int, width: int) -> str | None:
@@ -270,4 +287,9 @@ class ContextBar:
             yield Text(self.title, "bold")
         yield self.bar_text(options.max_width)
         if self.legend:
-            yield self.legend_text(short=options.max_width < 150)
+            yield from self.legend_lines(options.max_width)
+
+    def lines_needed(self, width: int) -> int:
+        """Rows drawn at `width`: the title, the bar, its marks and the legend's lines."""
+        legend = len(self.legend_lines(width)) if self.legend else 0
+        return (1 if self.title else 0) + 2 + legend

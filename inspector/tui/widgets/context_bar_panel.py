@@ -59,12 +59,23 @@ class ContextBarPanel(Widget):
             self.refresh()
 
     def lines_needed(self) -> int:
-        """Rows the bar(s) take: bar, marks and legend, plus a title line each when titled."""
+        """Rows the bar(s) take at the panel's width: bar, marks and legend (one or two
+        lines), plus a title line each when titled."""
         if self._tuned is None:
             return 1
-        if self._recorded is not None:
-            return 8
-        return 4 if self._note else 3
+        width = self.content_region.width or max(self.app.size.width - 2, 10)
+        renderable = self.render()
+        bars = renderable.renderables if isinstance(renderable, Group) else [renderable]
+        return sum(bar.lines_needed(width) for bar in bars if isinstance(bar, ContextBar))
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The legend may take one line more or less at the new width."""
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        height = self.lines_needed()
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
 
     @property
     def palette(self) -> Palette:
