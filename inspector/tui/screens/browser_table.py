@@ -33,7 +33,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "session"),
     ("title", "id / source"),
 )
-OUTCOME_WIDTH = 28
+#: A longer outcome is cut (the tuned ones, beside what was recorded, are the longest).
+OUTCOME_WIDTH = 64
 SESSION_WIDTH = 18
 #: Longest id shown whole by `short_id`; longer ones keep their head and distinguishing tail.
 ID_WIDTH = 26

@@ -15,6 +15,8 @@ from textual import work
 from textual.message import Message as TextualMessage
 from textual.worker import get_current_worker
 
+from inspector.core.errors import InspectorError
+from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
 from inspector.tui.rows import BrowserRow, artifact_row
 
@@ -80,7 +82,7 @@ class BrowserTuning:
             if row.artifact is None:
                 continue
             try:
-                done[row.key] = artifact_row(row.key, row.artifact, overrides, self.counters)
+                done[row.key] = tuned_row(row, overrides, self.counters)
             except Exception:  # noqa: BLE001 - a row that cannot be evaluated keeps its old cells
                 continue
         self.post_message(self.Reevaluated(overrides, done))
@@ -92,3 +94,33 @@ class BrowserTuning:
         self.rows[:] = [message.rows.get(row.key, row) for row in self.rows]
         self._refresh_table()
         self.notify(f"{len(message.rows)} rows re-evaluated under the applied tuning", timeout=3)
+
+
+#: The mark of a verdict re-evaluated under the tuning applied to every row.
+TUNED_MARK = "tuned:"
+
+
+def tuned_row(
+    row: BrowserRow, overrides: Mapping[str, Any], counters: dict[str, TokenCounter]
+) -> BrowserRow:
+    """`row` built again under `overrides`, its outcome led by our verdict under them
+    ("tuned: compresses (was no: target_below_min)"). Dumps and debug records are evaluated
+    too: their recorded outcome does not change with a tuning, so the row showed none."""
+    assert row.artifact is not None
+    new = artifact_row(row.key, row.artifact, overrides, counters)
+    snapshot = row.artifact.snapshot
+    if new.decision is None and snapshot is not None:
+        try:
+            selection = select(snapshot, dict(overrides))
+        except InspectorError:
+            selection = select(snapshot, {})
+        prepared = selection.strategy.prepare(snapshot, counters)
+        new.decision = selection.strategy.decide(prepared, selection.settings, row.artifact)
+    if new.decision is None:
+        return new
+    was = row.outcome
+    if was.startswith(TUNED_MARK) and " (was " in was:
+        was = was.split(" (was ", 1)[1].removesuffix(")")
+    verdict = "compresses" if new.decision.hit else f"no: {new.decision.reason}"
+    new.outcome = f"{TUNED_MARK} {verdict} (was {was})"
+    return new
