@@ -180,7 +180,9 @@ class ContextScreen(
         yield QuietFooter()
 
     def on_mount(self) -> None:
-        """Show the context, then count and decide (in a worker when not yet counted)."""
+        """Show the context, then count and decide (in a worker when not yet counted). The
+        first frame is the list, the bar and the verdict line; the Why tab's tables are drawn
+        after it, once the decision is in (`ContextSide`)."""
         self.query_one("#search-bar").display = False
         self._source_line = source_headline(self.artifact, self.palette)
         if self._source_line is not None:
@@ -191,11 +193,11 @@ class ContextScreen(
         self.results = results_by_call(messages)
         self.query_one(MessageList).show(messages, None, self.links)
         self.query_one(MessageList).focus()
-        self.query_one(WhyPanel).show_recorded(
-            recorded_vs_ours(self.artifact, None, self.palette),
-            timeline_renderable(self.artifact, self.palette),
-        )
         if self.snapshot is None:
+            self.query_one(WhyPanel).show_recorded(
+                recorded_vs_ours(self.artifact, None, self.palette),
+                timeline_renderable(self.artifact, self.palette),
+            )
             self.query_one("#verdict", Static).update(
                 headline(
                     self._source_line,
