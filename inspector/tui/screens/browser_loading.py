@@ -35,7 +35,7 @@ SHOW_AFTER = 0.5
 #: Seconds between two looks at the read in hand.
 LOOK_EVERY = 0.2
 #: Characters of the file name on the load line.
-NAME_WIDTH = 36
+NAME_WIDTH = 32
 #: The row of a file whose load was stopped.
 CANCELLED = "not loaded: cancelled with Esc (ctrl+r reads the sources again)"
 
@@ -100,7 +100,7 @@ def progress_text(tracker: ReadTracker, now: float) -> tuple[Text, bool] | None:
         text.append(f"reading {name}: {mb:,.1f} of {total:,.1f} MB ")
         text.append(f"({tracker.done / tracker.size:.0%})", "bold")
     else:
-        text.append(f"read {name} ({total:,.1f} MB); building, counting tokens …")
+        text.append(f"read {name} ({total:,.1f} MB); counting tokens …")
     text.append(f"  {seconds:.1f} s  Esc: stop", "dim")
     return text, reading
 
