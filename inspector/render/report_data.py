@@ -50,6 +50,13 @@ def message_preview(message: Message, limit: int = PREVIEW_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def min_target_of(why: Mapping[str, Any]) -> Any:
+    """The minimum target the checks compared with (the why report leaves
+    `min_target_tokens` empty when the check passed; `min_target_value` holds it)."""
+    value = why.get("min_target_tokens")
+    return value if value is not None else why.get("min_target_value")
+
+
 def _message_rows(
     messages: Sequence[Message],
     tokens: Sequence[int] | None,

@@ -20,6 +20,7 @@ from inspector.render.report_data import (
     PIN_INTRO,
     PIN_TITLE,
     details_lines,
+    min_target_of,
     pin_cells,
     runs_text,
     scalar_items,
@@ -108,7 +109,7 @@ def _decision(report: Mapping[str, Any]) -> list[str]:
         ("total tokens", why.get("total_tokens")),
         ("threshold", why.get("threshold")),
         ("target tokens", why.get("target_tokens")),
-        ("minimum target", why.get("min_target_tokens")),
+        ("minimum target", min_target_of(why)),
         ("effective keep", why.get("effective_keep")),
     ]
     out.append(_table(["number", "value"], numbers, numeric=(1,)) + "</section>")

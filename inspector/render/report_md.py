@@ -15,6 +15,7 @@ from inspector.render.report_data import (
     PIN_INTRO,
     PIN_TITLE,
     details_lines,
+    min_target_of,
     pin_cells,
     runs_text,
     scalar_items,
@@ -43,7 +44,8 @@ def _numbers(why: Mapping[str, Any]) -> list[str]:
         ("minimum target", "min_target_tokens"),
         ("effective keep", "effective_keep"),
     )
-    return _table(["number", "value"], [(label, why.get(key)) for label, key in keys])
+    values = {**why, "min_target_tokens": min_target_of(why)}
+    return _table(["number", "value"], [(label, values.get(key)) for label, key in keys])
 
 
 def _messages(rows: Sequence[Mapping[str, Any]], with_region: bool) -> list[str]:
