@@ -12,6 +12,7 @@ from textual.widgets import Input
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.context import ContextScreen
+from inspector.tui.screens.rerun_dialog import RerunDialog
 from tests.test_tui_app import settle
 
 TINYCAL = (
@@ -87,3 +88,28 @@ async def test_a_tune_input_shows_the_applied_value_when_it_loses_focus(
         await settle(app, pilot)
         assert not box.has_focus
         assert float(box.value) == applied
+
+
+async def test_escape_in_a_rerun_field_leaves_the_field_not_the_form(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Esc in a field closed the whole form and lost what was typed."""
+    app = create_app([str(TINYCAL)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("R")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, RerunDialog)
+        model = dialog.query_one("#model", Input)
+        assert app.focused is model  # a field has the focus on open: typing goes somewhere
+        model.value = ""
+        await pilot.press(*"my-model")
+        assert model.value == "my-model"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is dialog and not isinstance(app.focused, Input)
+        assert model.value == "my-model"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ContextScreen)

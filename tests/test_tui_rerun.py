@@ -288,6 +288,9 @@ async def test_out_dir_inside_source_refused(tmp_path: Path) -> None:
         await pilot.pause()
         assert app.screen is dialog
         assert "never writes where it reads" in text_of(app, "#error-out-dir")
+        await pilot.press("escape")  # leaves the out-dir field (focused by the error)
+        await pilot.pause()
+        assert app.screen is dialog
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, (RerunDialog, RerunScreen))

@@ -237,7 +237,12 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
     """
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", tooltip="Close the form without running"),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            tooltip="Leave the field; from outside a field: close the form without running",
+        ),
         Binding("ctrl+r", "submit", "Run", tooltip="Check the form and start the re-run"),
     ]
 
@@ -444,7 +449,7 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
 
     @on(Button.Pressed, "#cancel")
     def _cancel_pressed(self) -> None:
-        self.action_cancel()
+        self.dismiss(None)
 
     def action_submit(self) -> None:
         """Validate; dismiss with the request, or show what is wrong under each field."""
@@ -463,5 +468,9 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
         self.query_one(target, Input).focus()
 
     def action_cancel(self) -> None:
-        """Close the form without running."""
+        """Leave the field being typed in (what was typed stays); outside a field, close
+        the form without running."""
+        if isinstance(self.focused, Input):
+            self.query_one("#rerun-form", VerticalScroll).focus()
+            return
         self.dismiss(None)
