@@ -7,6 +7,7 @@ sit on the line below. Must not import Textual.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ THRESHOLD_STYLE = "mark.threshold"
 MIN_TARGET_STYLE = "mark.min_target"
 SHORT_LABELS = {
     "outside": "sys",
+    "pinned": "pinned",
     "prefix": "prefix",
     "compress": "compress",
     "tail": "tail",
@@ -77,7 +79,14 @@ def decision_parts(decision: Decision) -> BarParts | None:
     """Bar parts of a decision (None when the strategy draws no gauge)."""
     if decision.gauge is None:
         return None
-    return gauge_parts(decision.gauge, decision.hit, decision.reason)
+    parts = gauge_parts(decision.gauge, decision.hit, decision.reason)
+    pinned = decision.numbers.get("pinned_tokens")
+    outside = parts.segments[0][1]
+    if isinstance(pinned, int) and 0 < pinned <= outside:
+        # pins are held beside the system messages: their own legend entry, not "sys"
+        segments = (("outside", outside - pinned), ("pinned", pinned), *parts.segments[1:])
+        parts = dataclasses.replace(parts, segments=segments)
+    return parts
 
 
 #: Legend labels for a context after compression (the compress slot holds the new messages).
@@ -167,6 +176,10 @@ class ContextBar:
         self.legend = legend
         self.labels = {**parts.labels, **(labels or {})}
 
+    def _region(self, name: str) -> Style:
+        """A segment's style (pinned messages are kept like a preserved prefix)."""
+        return self.styles.region(name, fallback="region.prefix" if name == "pinned" else "plain")
+
     def bar_text(self, width: int) -> Text:
         """The bar and the marks line as one Text of two lines."""
         parts = self.parts
@@ -176,7 +189,7 @@ class ContextBar:
         min_target_style = self.styles(MIN_TARGET_STYLE)
         bar = Text()
         for name, run in itertools.groupby(columns):  # one span per run: a key redraws it
-            bar.append(("░" if name == "free" else "█") * len(list(run)), self.styles.region(name))
+            bar.append(("░" if name == "free" else "█") * len(list(run)), self._region(name))
         marks = [" "] * width
         mark_styles: dict[int, Style] = {}
         min_at = -1
@@ -247,7 +260,15 @@ class ContextBar:
         with the explanation of a total the segments do not add up to."""
         parts = self.parts
         names = {
-            **(SHORT_LABELS if short else {**REGION_LABELS, "outside": "system+tools"}),
+            **(
+                SHORT_LABELS
+                if short
+                else {
+                    **REGION_LABELS,
+                    "outside": "system+tools",
+                    "pinned": "pinned (kept verbatim)",
+                }
+            ),
             **self.labels,
         }
         legend = Text(no_wrap=True, overflow="ellipsis")
@@ -255,7 +276,7 @@ class ContextBar:
         for name, tokens in parts.segments:
             summed[name] = summed.get(name, 0) + tokens
         for name, tokens in summed.items():
-            legend.append("■ ", self.styles.region(name))
+            legend.append("■ ", self._region(name))
             legend.append(f"{names.get(name, name)} {tokens:,}" + (" " if short else "  "))
         free = max(parts.context_max - parts.total, 0)
         legend.append("░ ", self.styles.region("free"))

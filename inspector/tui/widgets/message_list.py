@@ -31,6 +31,8 @@ TOKENS_WIDTH = 7
 LINK_WIDTH = 6
 #: Cells before the preview: region mark, index, role, tokens, link, changed mark.
 FIXED_WIDTH = 1 + 6 + ROLE_WIDTH + TOKENS_WIDTH + 1 + LINK_WIDTH + 1
+#: The mark of a pinned message (in the changed-mark column: a pin is what changed it).
+PIN_MARK = "◆"
 #: Cells of the label column shown when a strategy labels its rows (per-message outcomes).
 OUTCOME_WIDTH = 21
 
@@ -97,12 +99,12 @@ class MessageList(ScrollView, can_focus=True):
         self._span: Span | None = None
         self._matches: frozenset[int] = frozenset()
         self._changed: tuple[range, ...] = ()
-        self._cache: dict[tuple[int, int, str, bool, bool, bool], Strip] = {}
+        self._cache: dict[tuple[int, int, str, bool, bool, bool, bool], Strip] = {}
         self._styles: dict[str, Style] = {}
         #: A strategy's decision colouring and labelling the rows (the protocol's view).
         self._decision: Decision | None = None
         #: Screen line -> the key of the line last drawn there (what a change must repaint).
-        self._drawn: dict[int, tuple[int, int, str, bool, bool, bool]] = {}
+        self._drawn: dict[int, tuple[int, int, str, bool, bool, bool, bool]] = {}
 
     # --- attributes down ---------------------------------------------------------------
 
@@ -241,7 +243,7 @@ class MessageList(ScrollView, can_focus=True):
             self._cache[key] = strip
         return strip
 
-    def _line_key(self, index: int, width: int) -> tuple[int, int, str, bool, bool, bool]:
+    def _line_key(self, index: int, width: int) -> tuple[int, int, str, bool, bool, bool, bool]:
         """Everything a line's drawing depends on, besides the row's data and the theme."""
         region = self.region_of(index)
         if self._decision is not None:
@@ -253,7 +255,13 @@ class MessageList(ScrollView, can_focus=True):
             index == self.cursor,
             index in self._matches,
             self.is_changed(index),
+            self.is_pinned(index),
         )
+
+    def is_pinned(self, index: int) -> bool:
+        """Whether message `index` is pinned (the what-if of `core.pins`: kept verbatim)."""
+        pins = self._decision.numbers.get("pins") if self._decision is not None else None
+        return bool(pins) and index in pins  # type: ignore[operator]
 
     @property
     def palette(self) -> Palette:
@@ -308,7 +316,7 @@ class MessageList(ScrollView, can_focus=True):
         region_style = self._style("region:" + region)
         index_style = self._style("message-list--index")
         tokens = "" if row.tokens is None else f"{row.tokens:,}"
-        changed_mark = "•" if changed else " "
+        changed_mark = PIN_MARK if self.is_pinned(index) else "•" if changed else " "
         segments = [
             Segment("▌", base + Style(color=region_style.color, bold=False)),
             Segment(f"{index:>5} ", base + index_style),
