@@ -226,6 +226,64 @@ async def test_pinning_before_any_update_says_so_and_unpinning_follows_again(
         assert screen.artifact.timestamp == DUMP_1
 
 
+async def test_a_live_agents_new_window_updates_the_open_window(
+    counters: dict[str, TokenCounter],
+) -> None:
+    from tests.servers.fake_trajectory import SESSION as LIVE_SESSION
+    from tests.servers.fake_trajectory import FakeTrajectory
+
+    with FakeTrajectory() as server:
+        app = create_app([server.session_url()], counters=counters)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            browser = browser_of(app)
+            await wait_for(
+                pilot, lambda: any(r.artifact and "live" in r.artifact.extra for r in browser.rows)
+            )
+            index = next(
+                i
+                for i, row in enumerate(browser.shown)
+                if row.artifact is not None and "live" in row.artifact.extra
+            )
+            browser.query_one("#table").move_cursor(row=index)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen))
+            screen = app.screen
+            assert isinstance(screen, ContextScreen)
+            await wait_for(pilot, lambda: screen.decision is not None)
+            first_id, first_count = screen.artifact.id, message_count(screen)
+            server.append_event(
+                LIVE_SESSION,
+                "context.window.commit",
+                {
+                    "window_id": "main:window-8",
+                    "base_window_id": "main:window-7",
+                    "complete": True,
+                    "request_purpose": "assistant",
+                    "delta": [
+                        {
+                            "op": "insert",
+                            "message_id": "assistant-4",
+                            "index": 3,
+                            "message": {
+                                "message_id": "assistant-4",
+                                "role": "assistant",
+                                "origin": "harness_internal",
+                                "content": "Published.",
+                            },
+                        }
+                    ],
+                },
+                epoch="epoch-2",
+                sequence=2,
+            )
+            await wait_for(pilot, lambda: "verdict" in screen.live_marker)
+            assert screen.artifact.id != first_id and screen.artifact.id.endswith("window-8")
+            assert message_count(screen) == first_count + 1
+            assert re.match(r"● updated .* · window #2: \+1 messages", screen.live_marker)
+            assert screen.live_new == (first_count,)
+
+
 async def test_pin_state_key_is_in_the_palette_and_help(counters: dict[str, TokenCounter]) -> None:
     from inspector.tui.commands import binding_commands
     from inspector.tui.screens.help import help_sections

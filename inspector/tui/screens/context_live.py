@@ -389,6 +389,9 @@ class ContextLive:
         ):
             cache.clear()
         screen._side_keys.clear()
+        # no decision until the new state is counted: cancelling a long count then leaves the
+        # view instead of showing the old verdict over the new messages
+        self.decision = None
         screen.recorded_decision = screen.flips = screen._after_bar = screen._shown_tokens = None
         screen.matches = []
         screen._source_line = source_headline(new, self.palette)
