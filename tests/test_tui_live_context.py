@@ -284,6 +284,33 @@ async def test_a_live_agents_new_window_updates_the_open_window(
             assert screen.live_new == (first_count,)
 
 
+async def test_a_rewritten_snapshot_file_opened_alone_updates_its_view(
+    tmp_path: Path, counters: dict[str, TokenCounter]
+) -> None:
+    def record(*texts: str) -> str:
+        messages = [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(texts)
+        ]
+        return json.dumps({"id": "s1", "context_max": 1000, "messages": messages}) + "\n"
+
+    log = tmp_path / "snapshots.jsonl"
+    log.write_text(record("hello", "hi there"))
+    app = create_app([str(log)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, ContextScreen))  # opens straight
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        await wait_for(pilot, lambda: screen.decision is not None and following(browser_of(app)))
+        _put(log, record("hello", "hi there", "read the file " * 400, "done"))
+        await wait_for(pilot, lambda: "verdict" in screen.live_marker)
+        assert message_count(screen) == 4 and screen.live_new == (2, 3)
+        assert "snapshot #1 rewritten: +2 messages" in screen.live_marker
+        assert screen.decision is not None and screen.decision.total_tokens is not None
+        assert "total " in screen.live_marker and " → " in screen.live_marker
+
+
 async def test_pin_state_key_is_in_the_palette_and_help(counters: dict[str, TokenCounter]) -> None:
     from inspector.tui.commands import binding_commands
     from inspector.tui.screens.help import help_sections

@@ -314,7 +314,10 @@ class ContextLive:
         row = by_artifact[id(newest)]
         if not self.live_label:
             self.live_label = state_label(self.artifact, all_rows)
-        arrival = _Arrival(row, state_label(newest, all_rows), self.live_clock())
+        label = state_label(newest, all_rows)
+        if (newest.source, newest.id) == (self.artifact.source, self.artifact.id):
+            label += " rewritten"
+        arrival = _Arrival(row, label, self.live_clock())
         if self.live_pinned or not self.is_current:
             self.live_waiting = (*self.live_waiting, arrival)
             self.live_held = len(newer_states(self.artifact, all_rows))
