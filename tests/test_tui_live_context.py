@@ -144,6 +144,9 @@ async def test_the_open_context_moves_to_the_next_state_and_pins(
         keep = screen.settings.keep_recent_messages  # type: ignore[attr-defined]
         await pilot.press("minus")
         await wait_for(pilot, lambda: screen.settings.keep_recent_messages == keep - 1)  # type: ignore[attr-defined]
+        screen.query_one(MessageList).move_to(4)
+        await pilot.press("P")  # a pin on message 4 (in the kept tail before and after)
+        assert screen.pins == frozenset({4})
         screen.query_one(MessageList).move_to(2)
         first_messages = screen.snapshot.messages if screen.snapshot else ()
 
@@ -157,6 +160,7 @@ async def test_the_open_context_moves_to_the_next_state_and_pins(
         assert screen.decision is not None and screen.decision.verdict == "COMPRESSES"
         assert screen.settings.keep_recent_messages == keep - 1  # type: ignore[attr-defined]
         assert screen.decision.settings.keep_recent_messages == keep - 1  # type: ignore[attr-defined]
+        assert screen.pins == frozenset({4})
         marker = screen.live_marker
         assert re.match(r"● updated \d\d:\d\d:\d\d · dump #\d+: \+2 messages", marker), marker
         assert "verdict DOES NOT COMPRESS → COMPRESSES" in marker

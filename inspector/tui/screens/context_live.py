@@ -358,8 +358,7 @@ class ContextLive:
         new = arrival.row.artifact
         assert new is not None and new.snapshot is not None and self.snapshot is not None
         screen: Any = self
-        if screen.showing_after:
-            screen.showing_after = False
+        was_after = screen.showing_after
         old_messages = self.snapshot.messages
         new_messages = new.snapshot.messages
         try:
@@ -368,38 +367,20 @@ class ContextLive:
         except InspectorError as error:
             self.notify(f"newer state not shown: {error}", severity="warning")
             return
+        screen.showing_after = False
         from inspector.render.recorded_view import recorded_vs_ours, timeline_renderable
-        from inspector.tui.screens.context_view import source_headline
         from inspector.tui.widgets.message_list import MessageList
         from inspector.tui.widgets.why_panel import WhyPanel
 
         before = StateSummary.of(len(old_messages), self.decision)
         message_list = self.query_one(MessageList)
-        cursor = carried_index(old_messages, new_messages, message_list.cursor)
+        cursor = (
+            None if was_after else carried_index(old_messages, new_messages, message_list.cursor)
+        )
         added, removed = message_changes(old_messages, new_messages)
         self.pins = carried_pins(old_messages, new_messages, self.pins)
-        self.row, self.artifact, self.snapshot, self.recorded = (
-            arrival.row,
-            new,
-            new.snapshot,
-            recorded,
-        )
-        for cache in (
-            screen.prepared,
-            screen.prepared_recorded,
-            screen.ready,
-            screen._after_priced,
-        ):
-            cache.clear()
-        screen._side_keys.clear()
-        # no decision until the new state is counted: cancelling a long count then leaves the
-        # view instead of showing the old verdict over the new messages
-        self.decision = None
-        screen.recorded_decision = screen.flips = screen._after_bar = screen._shown_tokens = None
-        screen.matches = []
-        screen._source_line = source_headline(new, self.palette)
-        if screen._source_line is not None:
-            self.query_one("#verdict").styles.height = 3
+        self.row, self.recorded = arrival.row, recorded
+        self._forget_state(new)
         self._show_title()
         screen.links, screen.results = _links_of(new_messages)
         message_list.show(new_messages, None, screen.links)
@@ -418,6 +399,29 @@ class ContextLive:
         self.apply_settings(settings)
         if self.active_tab() == "detail":
             self._show_detail(message_list.cursor, force=True)
+
+    def _forget_state(self, new: Artifact) -> None:
+        """Make `new` the artifact on screen and drop everything computed on the old one."""
+        from inspector.tui.screens.context_view import source_headline
+
+        screen: Any = self
+        self.artifact, self.snapshot = new, new.snapshot
+        for cache in (
+            screen.prepared,
+            screen.prepared_recorded,
+            screen.ready,
+            screen._after_priced,
+            screen._side_keys,
+        ):
+            cache.clear()
+        # no decision until the new state is counted: cancelling a long count then leaves the
+        # view instead of showing the old verdict over the new messages
+        self.decision = None
+        screen.recorded_decision = screen.flips = screen._after_bar = screen._shown_tokens = None
+        screen.matches = []
+        screen._source_line = source_headline(new, self.palette)
+        if screen._source_line is not None:
+            self.query_one("#verdict").styles.height = 3
 
     def _carried_live_settings(self, snapshot: ContextSnapshot) -> Settings:
         """The new state's reading of the source with the user's changes on top (every field
