@@ -58,6 +58,7 @@ from inspector.tui.screens.browser_table import (
 )
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
+from inspector.tui.screens.context_live import offer_to_contexts
 from inspector.tui.widgets.live_panel import LivePanel
 from inspector.tui.widgets.quiet_footer import QuietFooter
 
@@ -457,6 +458,7 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
                 self.tracker.apply(event)
         if changed:
             self._refresh_table()
+            offer_to_contexts(self.app, message.rows, self.rows)
         self._show_live()
 
     def _put_row(self, row: BrowserRow) -> None:

@@ -50,6 +50,7 @@ from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
 from inspector.tui.screens.context_launch import ContextLaunch
+from inspector.tui.screens.context_live import LIVE_BINDINGS, ContextLive
 from inspector.tui.screens.context_navigation import ContextNavigation
 from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
@@ -72,6 +73,7 @@ FLIPS_DELAY = 0.05
 
 
 class ContextScreen(
+    ContextLive,
     ContextSide,
     ContextLaunch,
     ContextNavigation,
@@ -81,7 +83,7 @@ class ContextScreen(
 ):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
-    BINDINGS = CONTEXT_BINDINGS
+    BINDINGS = [*CONTEXT_BINDINGS, *LIVE_BINDINGS]
 
     class Counted(TextualMessage):
         """The first decision of `key` in token mode `mode` is ready (the context is counted)."""
@@ -317,6 +319,7 @@ class ContextScreen(
         self._update_recorded()
         self.flips = None
         self._redraw()
+        self.live_decided(decision)
         # Debounced: a held key re-decides every frame but searches the flips once it settles.
         if self._flips_timer is not None:
             self._flips_timer.stop()
