@@ -477,6 +477,9 @@ async def test_palette_commands_are_the_bindings(
         await pilot.press("R")  # the re-run form of the LLM helper, for this context and tuning
         await pilot.pause()
         assert type(app.screen).__name__ == "RerunDialog"
+        await pilot.press("escape")  # leaves the focused field; the form stays
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RerunDialog"
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
