@@ -15,7 +15,9 @@ scenario's `input.json`): then that snapshot is its context (rules in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
@@ -45,13 +47,122 @@ def near_debug_record(document: Any) -> bool:
 
 
 def check_debug_record(record: Mapping[str, Any]) -> None:
-    """Raise FormatError naming the first known key that has the wrong type (`formats.debug`)."""
+    """Raise FormatError naming the first known key that has the wrong type (`formats.debug`).
+
+    A record whose known keys plainly have the types the model wants (`plainly_valid`: the
+    common case) is not handed to pydantic."""
+    if plainly_valid(record):
+        return
     try:
         parse_debug_record(record)
     except FormatError as error:
         event = record.get("event")
         kind = f"a {event} record" if isinstance(event, str) else "a debug record"
         raise FormatError(f"{kind}: {error.message}", error.where) from None
+
+
+#: The largest magnitude of an integer `formats.base.Int` / `Count` accept.
+_INT_MAX = int(sys.float_info.max)
+
+
+def _text_ok(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _bool_ok(value: Any) -> bool:
+    return value is None or type(value) is bool
+
+
+def _count_ok(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= _INT_MAX)
+
+
+def _int_ok(value: Any) -> bool:
+    return value is None or (type(value) is int and -_INT_MAX <= value <= _INT_MAX)
+
+
+def _number_ok(value: Any) -> bool:
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    return value is None or (kind is int and -_INT_MAX <= value <= _INT_MAX)
+
+
+def _span_list_ok(value: Any) -> bool:
+    if value is None:
+        return True
+    if type(value) is not list:
+        return False
+    for entry in value:  # noqa: SIM110 - a loop: faster than all() over a generator
+        if type(entry) is not dict or not _keys_ok(entry, _SPAN_ENTRY):
+            return False
+    return True
+
+
+_Check = Callable[[Any], bool]
+#: The known keys of each model of `inspector.formats.debug` and the test each value must
+#: pass for the model to surely accept it (`tests/test_debugstream_speed.py` holds these
+#: tables to the models' fields, and the verdicts to pydantic's).
+COMMON_KEYS: dict[str, _Check] = {
+    "timestamp": _number_ok,
+    "processor": _text_ok,
+    "session_id": _text_ok,
+    "context_id": _text_ok,
+    "phase": _text_ok,
+}
+EVENT_KEYS: dict[str, dict[str, _Check]] = {
+    "threshold_check": {
+        "total_tokens": _count_ok,
+        "context_max": _count_ok,
+        "threshold": _count_ok,
+        "hit": _bool_ok,
+        "reason": _text_ok,
+        "target_tokens": _count_ok,
+        "min_target_tokens": _count_ok,
+    },
+    "span_built": {
+        "preserved_prefix": _span_list_ok,
+        "messages_to_compress": _span_list_ok,
+        "protected_tail": _span_list_ok,
+    },
+    "compression_retry": {
+        "attempt": _int_ok,
+        "error_type": _text_ok,
+        "error_message": _text_ok,
+        "retried": _bool_ok,
+        "reason": _text_ok,
+        "budget_ratio": _number_ok,
+        "delay_seconds": _number_ok,
+    },
+}
+_SPAN_ENTRY: dict[str, _Check] = {
+    "idx": _count_ok,
+    "role": _text_ok,
+    "tokens": _int_ok,
+    "preview": _text_ok,
+}
+#: Events checked by a model of their own elsewhere (`pre_call`: `formats.llm_request`).
+_OWN_MODEL = frozenset({"pre_call"})
+
+
+def _keys_ok(record: dict[str, Any], checks: dict[str, _Check]) -> bool:
+    for key, check in checks.items():  # noqa: SIM110 - faster than all() over a generator
+        if key in record and not check(record[key]):
+            return False
+    return True
+
+
+def plainly_valid(record: Any) -> bool:
+    """True when `formats.debug.parse_debug_record` surely accepts `record`: a dict with a
+    string `event` whose known keys hold exactly the JSON types its model wants, numbers in
+    range. False says nothing (the model decides)."""
+    if type(record) is not dict:
+        return False
+    event = record.get("event")
+    if type(event) is not str or event in _OWN_MODEL:
+        return False
+    own = EVENT_KEYS.get(event)
+    return _keys_ok(record, COMMON_KEYS) and (own is None or _keys_ok(record, own))
 
 
 def run_id(run: EvaluationRun) -> str:

@@ -31,6 +31,7 @@ from inspector.sources.debuglog import (
     near_debug_record,
 )
 from inspector.sources.jsonio import (
+    MAX_DEPTH,
     MAX_LINE_BYTES,
     ReadProblem,
     loads_strict,
@@ -149,7 +150,9 @@ class _RunBuilder:
 def _record(raw: bytes, number: int, source: str) -> DebugRecord:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
     document = loads_strict(raw.decode("utf-8"))
-    if parsed_too_deep(document):  # infinite numbers: refused by `loads_strict`
+    # infinite numbers: refused by `loads_strict`; a line opening at most MAX_DEPTH
+    # containers cannot nest deeper (two byte counts instead of a walk)
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and parsed_too_deep(document):
         raise ValueError("depth")
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
