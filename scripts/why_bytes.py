@@ -4,12 +4,16 @@
     python scripts/why_bytes.py diff BEFORE.json AFTER.json
 
 `record` runs `inspector why --json` in this process (result cache off, a private empty
-token cache; from the checkout holding this script, by relative paths) on each unit: sample_dumps/, every scenario and file of
+token cache; the inspector package Python finds, e.g. by PYTHONPATH, on the data of the
+current directory, by relative paths) on each unit: sample_dumps/, every scenario and file of
 /work/shared/reference/{openjiuwen,standard,parity}, each child of tests/data, and each
 `--extra` path; then every `.jsonl` file found there once more with the streamed
 debug-log path forced (`STREAM_MIN_BYTES` = 0, as for a log of 32 MB and more). For each
 run it stores the SHA-256 and size of stdout and stderr and the exit status; `diff` names
-the runs that differ. Not a test: a tool for the person changing the output path.
+the runs that differ. Record both runs from the same directory (a folder's files are
+listed in the order the file system gives, and some sources print absolute paths), e.g.
+`cd CHECKOUT && PYTHONPATH=OLD python scripts/why_bytes.py record before.json`, then
+`PYTHONPATH=NEW ...`. Not a test: a tool for the person changing the output path.
 """
 
 from __future__ import annotations
@@ -24,13 +28,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
 REFERENCE = Path("/work/shared/reference")
 
 
 def _units(extra: list[str]) -> list[str]:
     """Every path `why` is run on, in a fixed order."""
-    units = ["sample_dumps"]
+    units = ["sample_dumps"]  # relative to the current directory
     for root in (REFERENCE / "openjiuwen", REFERENCE / "standard", REFERENCE / "parity"):
         if root.is_dir():
             units += [str(p) for p in sorted(root.iterdir()) if p.name != "README.md"]
@@ -77,7 +80,6 @@ def record(out: Path, extra: list[str]) -> int:
     """Run every unit (then every log streamed) and write the hashes to `out`."""
     os.environ["CONTEXT_INSPECTOR_NO_RESULT_CACHE"] = "1"
     os.environ["CONTEXT_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="why-bytes-")
-    os.chdir(REPO)  # repository units by relative paths: the same bytes from any checkout
     import inspector.cli.run_support as run_support
 
     print(f"inspector from {Path(run_support.__file__).parent.parent}", file=sys.__stderr__)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
@@ -171,9 +171,31 @@ def run_id(run: EvaluationRun) -> str:
     return f"{session or 'unknown_session'}/{context or 'unknown_context'}/{processor or 'unknown'}#{run.index}"
 
 
+class _LazyTimeline(Mapping[str, Any]):
+    """An artifact's `extra` whose `timeline` is made when first read (a streamed log's
+    `why --json` never reads it)."""
+
+    __slots__ = ("_values", "_make")
+
+    def __init__(self, values: dict[str, Any], make: Callable[[], list[dict[str, Any]]]):
+        self._values = values
+        self._make: Callable[[], list[dict[str, Any]]] | None = make
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "timeline" and self._make is not None:
+            self._values["timeline"], self._make = self._make(), None
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
 def debug_artifact(
     run: EvaluationRun,
-    timeline: list[dict[str, Any]],
+    timeline: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]],
     context: Artifact | None = None,
     *,
     link: str | None = None,
@@ -182,8 +204,18 @@ def debug_artifact(
 
     `context` is a snapshot artifact known to hold the context the check saw (or None);
     `link` says how it was found: "evaluation" (it names this check's time) or "session"
-    (the only snapshot for the only check of this key). Both go to `extra`.
+    (the only snapshot for the only check of this key). Both go to `extra`. `timeline`
+    may be a function that makes it: then it is made when `extra["timeline"]` is read.
     """
+    extra: dict[str, Any] = {
+        "timeline": None if callable(timeline) else timeline,
+        "run_index": run.index,
+        "context_from": None if context is None else context.source,
+        "context_snapshot_id": None
+        if context is None or context.snapshot is None
+        else context.snapshot.id,
+        "context_link": None if context is None else (link or "session"),
+    }
     check = dict(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
     recorded = DebugRecorded(
@@ -212,13 +244,5 @@ def debug_artifact(
         session_id=run.session_id,
         context_id=run.context_id,
         timestamp=run.timestamp,
-        extra={
-            "timeline": timeline,
-            "run_index": run.index,
-            "context_from": None if context is None else context.source,
-            "context_snapshot_id": None
-            if context is None or context.snapshot is None
-            else context.snapshot.id,
-            "context_link": None if context is None else (link or "session"),
-        },
+        extra=_LazyTimeline(extra, timeline) if callable(timeline) else extra,
     )
