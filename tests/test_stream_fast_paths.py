@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from inspector.core import summary_loss
 from inspector.core.errors import FormatError
 from inspector.core.messages import Message
-from inspector.core.reinjection import parse_jsonish_tool_result
 from inspector.core.redact import Masker, _json_may_change
+from inspector.core.reinjection import parse_jsonish_tool_result
 from inspector.formats import debug as debug_formats
 from inspector.formats.debug import parse_debug_record
-from inspector.sources.debuglog import COMMON_KEYS, EVENT_KEYS, _SPAN_ENTRY, plainly_valid
+from inspector.sources.debuglog import _SPAN_ENTRY, COMMON_KEYS, EVENT_KEYS, plainly_valid
 
 _BIG = int(sys.float_info.max)
 _odd_values = st.one_of(
@@ -34,11 +34,16 @@ _odd_values = st.one_of(
     st.lists(st.integers(0, 2), max_size=2),
     st.just({}),
 )
-_span_entries = st.lists(
-    st.dictionaries(st.sampled_from(["idx", "role", "tokens", "preview", "x"]), _odd_values),
-    max_size=3,
-) | _odd_values
-_events = st.sampled_from(["threshold_check", "span_built", "compression_retry", "mine", "pre_call"])
+_span_entries = (
+    st.lists(
+        st.dictionaries(st.sampled_from(["idx", "role", "tokens", "preview", "x"]), _odd_values),
+        max_size=3,
+    )
+    | _odd_values
+)
+_events = st.sampled_from(
+    ["threshold_check", "span_built", "compression_retry", "mine", "pre_call"]
+)
 
 
 @st.composite
@@ -67,7 +72,7 @@ def test_a_plainly_valid_record_is_one_pydantic_accepts(record: dict[str, Any]) 
 def test_plainly_valid_knows_every_field_of_the_models() -> None:
     common = set(debug_formats.DebugRecordBase.model_fields) - {"event"}
     assert set(COMMON_KEYS) == common
-    models = {
+    models: dict[str, type[debug_formats.DebugRecordBase]] = {
         "threshold_check": debug_formats.ThresholdCheck,
         "span_built": debug_formats.SpanBuilt,
         "compression_retry": debug_formats.CompressionRetry,
@@ -79,8 +84,8 @@ def test_plainly_valid_knows_every_field_of_the_models() -> None:
 
 
 def test_the_records_of_real_logs_are_plainly_valid() -> None:
-    check = {"event": "threshold_check", "timestamp": 1.5, "processor": "P", "total_tokens": 5}
-    span = {"event": "span_built", "preserved_prefix": [{"idx": 0, "role": "user", "tokens": 3}]}
+    check: dict[str, Any] = {"event": "threshold_check", "timestamp": 1.5, "total_tokens": 5}
+    span: dict[str, Any] = {"event": "span_built", "preserved_prefix": [{"idx": 0, "tokens": 3}]}
     for record in (check, span, {"event": "compression_retry", "delay_seconds": 1}):
         assert plainly_valid(record)
     for record in ({**check, "total_tokens": -1}, {**check, "hit": 1}, {"event": 3}):
@@ -183,3 +188,43 @@ def test_the_tool_result_pre_check_never_hides_a_file_path(text: str) -> None:
     parsed = parse_jsonish_tool_result(text)
     expected = parsed.get("file_path") if isinstance(parsed, dict) else None
     assert summary_loss._result_path(message) == expected
+
+
+def test_a_streamed_runs_timeline_is_made_when_read(tmp_path: Any) -> None:
+    from inspector.core.artifact import Artifact
+    from inspector.sources.debugstream import stream_debug_log
+
+    key = {"processor": "P", "session_id": "s", "context_id": "c"}
+    lines = [
+        {"event": "threshold_check", "timestamp": 1.0, **key, "reason": "below_threshold"},
+        {"event": "threshold_check", "timestamp": 2.0, **key, "reason": "reached_threshold"},
+        {"event": "compression_retry", "timestamp": 2.5, **key, "attempt": 1, "retried": True},
+    ]
+    log = tmp_path / "P.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    runs = [item for item in stream_debug_log(log) if isinstance(item, Artifact)]
+    assert [run.extra["run_index"] for run in runs] == [1, 2]
+    second = runs[1].extra
+    assert set(second) == {
+        "timeline",
+        "run_index",
+        "context_from",
+        "context_snapshot_id",
+        "context_link",
+    }
+    (entry,) = second["timeline"]
+    assert entry["index"] == 2 and entry["reason"] == "reached_threshold"
+    assert entry["retries"] == [{"attempt": 1, "retried": True}]
+    assert dict(second)["timeline"] is second["timeline"]  # made once
+
+
+def test_recorded_keys_are_a_keys_view() -> None:
+    from inspector.core.artifact import DebugRecorded, DumpRecorded
+
+    recorded = DebugRecorded(reason="below_threshold", line=3)
+    assert list(recorded.keys()) == list(recorded) == list(DebugRecorded.keys_of())
+    assert recorded.keys() & {"reason", "nope"} == {"reason"}
+    keys = recorded.keys()
+    assert "line" in keys and "nope" not in keys and len(keys) == len(recorded)
+    dump = DumpRecorded()  # optional fields left out while None
+    assert "threshold_check" not in list(dump.keys()) and "threshold_check" not in dict(dump)
