@@ -243,3 +243,19 @@ def test_output_too_big_to_store_is_passed_on_and_not_kept(
     assert capsys.readouterr().out.count("\n") == 100  # all of it written
     assert kept[0].full and len(kept[0]) == 0  # none of it held once past the limit
     assert _entries(cache_dir) == []  # nor stored (as write_entry refuses such output)
+
+
+def test_a_streamed_log_is_not_recorded(
+    cache_dir: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.cli import run_support
+
+    log = next(Path(__file__).resolve().parents[1].glob("sample_dumps/**/context_debug/*.jsonl"))
+    status, out, _ = _why(capfd, str(log))
+    assert status == 0 and len(_entries(cache_dir)) == 1  # read by the loader: stored
+    shutil.rmtree(cache_dir)
+    monkeypatch.setattr(why_cli, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(run_support, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(result_cache, "_recording", _fail)
+    assert _why(capfd, str(log))[:2] == (0, out)  # streamed: the same lines, nothing recorded
+    assert _entries(cache_dir) == []
