@@ -21,7 +21,7 @@ from inspector.core.redact import Masker, _json_may_change
 from inspector.core.reinjection import parse_jsonish_tool_result
 from inspector.formats import debug as debug_formats
 from inspector.formats.debug import parse_debug_record
-from inspector.sources.debuglog import _SPAN_ENTRY, COMMON_KEYS, EVENT_KEYS, plainly_valid
+from inspector.sources.debuglog import COMMON_KEYS, EVENT_KEYS, SPAN_ENTRY_KEYS, plainly_valid
 
 _BIG = int(sys.float_info.max)
 _odd_values = st.one_of(
@@ -79,7 +79,7 @@ def test_plainly_valid_knows_every_field_of_the_models() -> None:
     }
     for event, model in models.items():
         assert set(EVENT_KEYS[event]) == set(model.model_fields) - common - {"event"}, event
-    assert set(_SPAN_ENTRY) == set(debug_formats.SpanEntry.model_fields)
+    assert set(SPAN_ENTRY_KEYS) == set(debug_formats.SpanEntry.model_fields)
     assert set(debug_formats.EVENT_MODELS) == {*models, "pre_call"}
 
 
@@ -228,3 +228,19 @@ def test_recorded_keys_are_a_keys_view() -> None:
     assert "line" in keys and "nope" not in keys and len(keys) == len(recorded)
     dump = DumpRecorded()  # optional fields left out while None
     assert "threshold_check" not in list(dump.keys()) and "threshold_check" not in dict(dump)
+
+
+def test_recorded_get_answers_as_mapping_get() -> None:
+    from collections.abc import Mapping
+
+    from inspector.core.artifact import DebugRecorded, DumpRecorded, SpanCounts
+
+    records = [
+        DebugRecorded(reason="below_threshold", line=3, retries=({"attempt": 1},)),
+        DumpRecorded(tokens_before=5, span=SpanCounts(1, 2, 3), threshold_check={"a": 1}),
+        DumpRecorded(),
+    ]
+    for record in records:
+        for key in (*type(record).keys_of(), "nope"):
+            for default in (None, 7):
+                assert record.get(key, default) == Mapping.get(record, key, default), key

@@ -98,8 +98,24 @@ class Recorded(Mapping[str, Any]):
         if key not in names:
             raise KeyError(key)
         value = getattr(self, key)
+        kind = type(value)
+        if kind is str or kind is int or kind is float or kind is bool:
+            return value  # `_plain` of a scalar, without the call
         if value is None and key in self.OPTIONAL:
             raise KeyError(key)
+        return _plain(value)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """`Mapping.get` without its exception round trip (findings and stats read a few
+        keys of every artifact)."""
+        names = _FIELD_SETS.get(type(self))
+        if names is None:
+            names = _FIELD_SETS[type(self)] = frozenset(self.keys_of())
+        if key not in names:
+            return default
+        value = getattr(self, key)
+        if value is None:
+            return default if key in self.OPTIONAL else None
         return _plain(value)
 
     def _present(self) -> list[str]:

@@ -63,91 +63,71 @@ def check_debug_record(record: Mapping[str, Any]) -> None:
 
 #: The largest magnitude of an integer `formats.base.Int` / `Count` accept.
 _INT_MAX = int(sys.float_info.max)
+#: What a known key must hold (besides null) for its model to surely accept it.
+TEXT, BOOL, COUNT, INT, NUMBER, SPANS = "text", "bool", "count", "int", "number", "spans"
 
-
-def _text_ok(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
-def _bool_ok(value: Any) -> bool:
-    return value is None or type(value) is bool
-
-
-def _count_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and 0 <= value <= _INT_MAX)
-
-
-def _int_ok(value: Any) -> bool:
-    return value is None or (type(value) is int and -_INT_MAX <= value <= _INT_MAX)
-
-
-def _number_ok(value: Any) -> bool:
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(value)
-    return value is None or (kind is int and -_INT_MAX <= value <= _INT_MAX)
-
-
-def _span_list_ok(value: Any) -> bool:
-    if value is None:
-        return True
-    if type(value) is not list:
-        return False
-    for entry in value:  # noqa: SIM110 - a loop: faster than all() over a generator
-        if type(entry) is not dict or not _keys_ok(entry, _SPAN_ENTRY):
-            return False
-    return True
-
-
-_Check = Callable[[Any], bool]
-#: The known keys of each model of `inspector.formats.debug` and the test each value must
-#: pass for the model to surely accept it (`tests/test_debugstream_speed.py` holds these
-#: tables to the models' fields, and the verdicts to pydantic's).
-COMMON_KEYS: dict[str, _Check] = {
-    "timestamp": _number_ok,
-    "processor": _text_ok,
-    "session_id": _text_ok,
-    "context_id": _text_ok,
-    "phase": _text_ok,
+#: The known keys of each model of `inspector.formats.debug` and what each must hold
+#: (`tests/test_stream_fast_paths.py` holds these tables to the models' fields, and the
+#: verdicts to pydantic's).
+COMMON_KEYS: dict[str, str] = {
+    "timestamp": NUMBER,
+    "processor": TEXT,
+    "session_id": TEXT,
+    "context_id": TEXT,
+    "phase": TEXT,
 }
-EVENT_KEYS: dict[str, dict[str, _Check]] = {
+EVENT_KEYS: dict[str, dict[str, str]] = {
     "threshold_check": {
-        "total_tokens": _count_ok,
-        "context_max": _count_ok,
-        "threshold": _count_ok,
-        "hit": _bool_ok,
-        "reason": _text_ok,
-        "target_tokens": _count_ok,
-        "min_target_tokens": _count_ok,
+        "total_tokens": COUNT,
+        "context_max": COUNT,
+        "threshold": COUNT,
+        "hit": BOOL,
+        "reason": TEXT,
+        "target_tokens": COUNT,
+        "min_target_tokens": COUNT,
     },
     "span_built": {
-        "preserved_prefix": _span_list_ok,
-        "messages_to_compress": _span_list_ok,
-        "protected_tail": _span_list_ok,
+        "preserved_prefix": SPANS,
+        "messages_to_compress": SPANS,
+        "protected_tail": SPANS,
     },
     "compression_retry": {
-        "attempt": _int_ok,
-        "error_type": _text_ok,
-        "error_message": _text_ok,
-        "retried": _bool_ok,
-        "reason": _text_ok,
-        "budget_ratio": _number_ok,
-        "delay_seconds": _number_ok,
+        "attempt": INT,
+        "error_type": TEXT,
+        "error_message": TEXT,
+        "retried": BOOL,
+        "reason": TEXT,
+        "budget_ratio": NUMBER,
+        "delay_seconds": NUMBER,
     },
 }
-_SPAN_ENTRY: dict[str, _Check] = {
-    "idx": _count_ok,
-    "role": _text_ok,
-    "tokens": _int_ok,
-    "preview": _text_ok,
-}
+SPAN_ENTRY_KEYS: dict[str, str] = {"idx": COUNT, "role": TEXT, "tokens": INT, "preview": TEXT}
+_SPECS = {event: {**COMMON_KEYS, **keys} for event, keys in EVENT_KEYS.items()}
 #: Events checked by a model of their own elsewhere (`pre_call`: `formats.llm_request`).
 _OWN_MODEL = frozenset({"pre_call"})
 
 
-def _keys_ok(record: dict[str, Any], checks: dict[str, _Check]) -> bool:
-    for key, check in checks.items():  # noqa: SIM110 - faster than all() over a generator
-        if key in record and not check(record[key]):
+def _holds(want: str, value: Any) -> bool:
+    """True when a non-null `value` is what `want` names (exact JSON types, in range)."""
+    kind = type(value)
+    if want == TEXT:
+        return kind is str
+    if want == COUNT:
+        return kind is int and 0 <= value <= _INT_MAX
+    if want == INT:
+        return kind is int and -_INT_MAX <= value <= _INT_MAX
+    if want == BOOL:
+        return kind is bool
+    if want == NUMBER:
+        if kind is float:
+            return math.isfinite(value)
+        return kind is int and -_INT_MAX <= value <= _INT_MAX
+    return kind is list and all(type(e) is dict and _all_hold(e, SPAN_ENTRY_KEYS) for e in value)
+
+
+def _all_hold(record: dict[str, Any], spec: dict[str, str]) -> bool:
+    for key, value in record.items():  # noqa: SIM110 - a loop: faster than all() here
+        if value is not None and key in spec and not _holds(spec[key], value):
             return False
     return True
 
@@ -161,8 +141,7 @@ def plainly_valid(record: Any) -> bool:
     event = record.get("event")
     if type(event) is not str or event in _OWN_MODEL:
         return False
-    own = EVENT_KEYS.get(event)
-    return _keys_ok(record, COMMON_KEYS) and (own is None or _keys_ok(record, own))
+    return _all_hold(record, _SPECS.get(event, COMMON_KEYS))
 
 
 def run_id(run: EvaluationRun) -> str:
