@@ -3,7 +3,9 @@
 * a JSON Lines debug log of `--mb` MB (default 60; the issue's case is 300): one session,
   threshold checks every second, every tenth one hitting and followed by a span_built and
   a retry; `inspector why --json LOG` and `inspector stats --json LOG` as whole processes,
-  against a floor process that reads and parses every line once, keeping nothing;
+  against a floor process that reads and parses every line once, keeping nothing, and
+  (for `why`, informative) a write floor that parses once and writes the same bytes with
+  stdlib json (`_WRITE_FLOOR`; the two outputs are checked equal);
 * a dump whose size is one tool message of `--message-mb` MB (default 40), its totals in
   `--message-mode` (len_div_4, as openJiuwen without a counter, or tiktoken_cl100k):
   `inspector why --json DUMP` against two floors, one that parses the file once and one
