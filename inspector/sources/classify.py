@@ -118,6 +118,8 @@ def _walk_for_depth(document: Any) -> bool:
     """Header-level loads walk a document for nesting depth unless it is a dump or a debug
     record: only their fixed, shallow keys are read then, so the C parser's own limit
     (Python's recursion limit) is guard enough."""
+    if type(document) is dict and type(document.get("event")) is str:
+        return False  # a debug record (what looks_like_debug_record says), cheaply
     return not (looks_like_dump(document) or looks_like_debug_record(document))
 
 
@@ -374,10 +376,21 @@ def _classify(
     return bad_records
 
 
+#: Events of openJiuwen's compressor debug records (none is a watch line's or a model call's).
+_DEBUG_EVENTS = frozenset({"threshold_check", "span_built", "compression_retry"})
+
+
 def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: bool) -> bool:
     """Read one document into `load` if it is one of the formats (raising when it is broken);
     False when it is none of them."""
     line = int(where.split()[1]) if where and where.startswith("line ") else None
+    if type(document) is dict:
+        event = document.get("event")
+        if type(event) is str and event in _DEBUG_EVENTS:
+            # the usual line of a debug log: what the chain below decides for it, directly
+            check_debug_record(document)
+            load.records.append(DebugRecord(document, str(load.path), line))
+            return True
     if looks_like_watch_line(document):
         load.watch_lines += 1
         context = document.get("snapshot") if document.get("event") == "artifact" else None
