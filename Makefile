@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 FUZZ_SEED ?= 20261201
 SEED_FLAG = $(if $(filter random,$(FUZZ_SEED)),,--hypothesis-seed=$(FUZZ_SEED))
 
-.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-browser test-wheel test-swarm test-spark
+.PHONY: run test check bench samples clean parity-live parity-rerun fuzz test-slow test-browser test-wheel test-swarm test-spark
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +32,16 @@ test-spark: $(VENV)/.spark-installed
 	INSPECTOR_TEST_SPARK=1 PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python -m pytest -q tests/test_index_spark.py
 
 check: $(VENV)/.installed
-	$(BIN)/ruff format --check inspector tests bench tools scripts parity_live
-	$(BIN)/ruff check inspector tests bench tools scripts parity_live
+	$(BIN)/ruff format --check inspector tests slow_tests bench tools scripts parity_live
+	$(BIN)/ruff check inspector tests slow_tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG)
+
+# the suites too slow for `make test` (about two minutes on two cores): every benchmark script
+# on tiny inputs, and the decision index of a generated 5,000-file fleet with DuckDB
+test-slow: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -n 2 slow_tests/test_bench_quick.py slow_tests/test_index_fleet.py
 
 # the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
 # odd filesystems and misbehaving servers; FUZZ_SEED fixes the cases (CI runs the same ones

@@ -43,14 +43,37 @@ def _config(scenario: dict[str, Any]) -> Any:
     )
 
 
+def _round_level_prompts(prompts: dict[str, str]) -> None:
+    """RoundLevelCompressor with the inspector's system prompts and `[Output Contract]` lines
+    in place of its own (it has no prompt field; everything else in its prompt is its own)."""
+    from openjiuwen.core.context_engine.processor.compressor import round_level_compressor
+
+    module: Any = round_level_compressor
+    module.DEFAULT_ROUND_COMPRESSION_PROMPT = prompts["first"]
+    module.DEFAULT_AGGRESSIVE_ROUND_COMPRESSION_PROMPT = prompts["aggressive"]
+    cls = module.RoundLevelCompressor
+    original = getattr(cls, "_inspector_original", cls._build_compression_user_prompt)
+
+    def with_contract(self: Any, **kwargs: Any) -> str:
+        head, sep, _ = original(self, **kwargs).rpartition("\n[Output Contract]\n")
+        return head + sep + prompts["contract"].rstrip("\n")
+
+    cls._inspector_original = original
+    cls._build_compression_user_prompt = with_contract
+
+
 async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """One scenario: the context after `add_messages`."""
+    """One scenario: the context after `add_messages` (or, for a `get_context_window`
+    scenario, after `get_context_window` with its system messages)."""
     from openjiuwen.core.context_engine import ContextEngine
     from openjiuwen.core.context_engine.schema.config import ContextEngineConfig
 
     folder.mkdir(parents=True, exist_ok=True)
+    if "round_level_prompts" in scenario:
+        _round_level_prompts(scenario["round_level_prompts"])
     messages = _messages(scenario["messages"])
-    cut = scenario["added_from"]
+    get_window = scenario.get("hook") == "get_context_window"
+    cut = len(messages) if get_window else scenario["added_from"]
     engine = ContextEngine(ContextEngineConfig(**scenario["engine_config"]))
     from openjiuwen.core.session.agent import Session
 
@@ -62,7 +85,10 @@ async def run(scenario: dict[str, Any], folder: Path) -> dict[str, Any]:
     )
     error = None
     try:
-        await ctx.add_messages(messages[cut:])
+        if get_window:
+            await ctx.get_context_window(system_messages=_messages(scenario["system_messages"]))
+        else:
+            await ctx.add_messages(messages[cut:])
     except Exception as exc:  # the recorded outcome, not a harness failure
         error = f"{type(exc).__name__}: {exc}"
     after = [m.model_dump(mode="json") for m in ctx.get_messages()]

@@ -3,13 +3,17 @@
 `STANDARD_RERUNS` are small contexts for DialogueCompressor (blocks JSON, plain-text
 fallback, a fenced reply with one block no smaller than its round, a model error),
 CurrentRoundCompressor (first stage; first stage and a memory-block merge) and
-MessageSummaryOffloader (JSON reply, plain shorter reply) and FullCompactProcessor (a
-summary reply; a model error and the fallback summary), each with the fake server's
-replies. `record(release, target)` serves each from its own `tests/servers/fake_openai`
+MessageSummaryOffloader (JSON reply, plain shorter reply), FullCompactProcessor (a
+summary reply; a model error and the fallback summary) and RoundLevelCompressor (one
+phase; a phase and a merge; a prompt cut to the call budget; no budget at all, so hard
+truncation; a plain reply; a model error; empty replies down to hard truncation; a team message re-injected; the get-window hook), each
+with the fake server's replies. `record(release, target)` serves each from its own `tests/servers/fake_openai`
 server on 127.0.0.1, runs `standard_rerun_runner.py` inside the release's venv, and keeps
 per scenario `scenario.json` (input and replies), `requests.json` (each body the library
 sent) and `after.json` (the context after). Dialogue and CurrentRound get the inspector's
-prompt as `custom_compression_prompt`, so their requests are compared byte for byte; the
+prompt as `custom_compression_prompt`, and RoundLevel gets our system prompts and contract
+lines in place of its own (the runner swaps them in), so their requests are compared byte
+for byte; the
 merge and offload prompts are openJiuwen's own and are never stored: those message
 contents are replaced by a note with their length. `tests/test_standard_rerun_parity.py`
 re-runs each with our engine against the same replies. Run:
@@ -28,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from inspector.core.standard.rerun_round import memory_block
 from inspector.core.standard.rerun_texts import cr_block
 from inspector.llm.standard_runner import standard_prompts
 from parity_live.venvs import ensure_venv, release_env
@@ -160,6 +165,59 @@ def _full_compact(name: str, replies: list[Reply]) -> dict[str, Any]:
     }
 
 
+def _round_level(
+    name: str, replies: list[Reply], blocks: int = 0, team: bool = False, **config: Any
+) -> dict[str, Any]:
+    """Earlier memory blocks (level 1; an acknowledgement after the first), two finished
+    rounds (the first with a team message sent, when `team`), and the incoming user message,
+    kept (keep_recent_messages 1)."""
+    memory: list[dict[str, Any]] = []
+    for n in range(blocks):
+        block = memory_block(f"Step {n}: read module {n}.", "completed_react", _RL_MARKER, 1)
+        memory.append({"role": "user", "content": block.content})
+        if n == 0:
+            memory.append({"role": "assistant", "content": _RL_ACK})
+    calls = [("c1", "read_file", _CFG)]
+    if team:
+        calls.append(("t1", "send_message", "delivered to 2 members"))
+    messages = [
+        *memory,
+        *_round("Fix the build.", calls, "setup.cfg names a missing package."),
+        *_round("Run the tests.", [("c2", "run_tests", _LOG)], "One test fails: test_x."),
+        {"role": "user", "content": "Fix test_x."},
+    ]
+    with_ids = _ids(messages)
+    for message, raw in zip(with_ids, messages, strict=True):
+        if str(raw["content"]).startswith(_RL_MARKER):
+            message["metadata"]["compress_level"] = 1
+    return {
+        "name": name,
+        "processor": "RoundLevelCompressor",
+        "config": {
+            "trigger_context_ratio": 0.001,
+            "target_total_tokens": 400,
+            "keep_recent_messages": 1,
+            **config,
+        },
+        "messages": with_ids,
+        "added_from": len(messages) - 1,
+        "replies": replies,
+    }
+
+
+_RL_MARKER = "[ROUND_LEVEL_MEMORY_BLOCK]"
+_RL_ACK = "Understood. I have recorded this compressed context."
+_RL_BLOCKS = json.dumps(
+    {
+        "blocks": [
+            {"block_id": "block_1", "summary": "setup.cfg names the missing package demo-core."},
+            {"block_id": "block_2", "summary": "test_x fails on 3 != 4."},
+        ]
+    }
+)
+_RL_MERGE = json.dumps(
+    {"blocks": [{"block_id": "merge_1_1", "summary": "Modules 0-1 read; build and tests fixed."}]}
+)
 _BLOCKS = json.dumps({"blocks": [{"block_id": "react_1", "summary": _SUMMARY}]})
 _TWO = (
     "```json\n"
@@ -204,6 +262,28 @@ STANDARD_RERUNS: list[dict[str, Any]] = [
         [Reply(content="<analysis>plan</analysis>\n<summary>Deployed; fixed setup.cfg.</summary>")],
     ),
     _full_compact("full_compact_model_error", [Reply(status=500, error=_SERVER_ERROR)]),
+    _round_level("round_level_one_phase", [Reply(content=_RL_BLOCKS)]),
+    _round_level(
+        "round_level_phases",
+        [Reply(content=_RL_BLOCKS), Reply(content=_RL_MERGE)],
+        blocks=2,
+        target_total_tokens=300,
+    ),
+    _round_level(
+        "round_level_call_budget", [Reply(content=_RL_BLOCKS)], compression_call_max_tokens=700
+    ),
+    _round_level(
+        "round_level_no_budget", [Reply(content=_RL_BLOCKS)], compression_call_max_tokens=60
+    ),
+    _round_level("round_level_raw_fallback", [Reply(content=_SUMMARY)]),
+    _round_level("round_level_model_error", [Reply(status=500, error=_SERVER_ERROR)]),
+    _round_level("round_level_empty_reply", [Reply(content="")], target_total_tokens=150),
+    _round_level("round_level_team", [Reply(content=_RL_BLOCKS)], team=True),
+    {
+        **_round_level("round_level_get_window", [Reply(content=_RL_BLOCKS)]),
+        "hook": "get_context_window",
+        "system_messages": [{"role": "system", "content": "You are a careful coding agent."}],
+    },
 ]
 
 
@@ -217,6 +297,14 @@ def scenario_input(scenario: dict[str, Any]) -> dict[str, Any]:
     custom_compression_prompt (Dialogue, CurrentRound) and no replies."""
     out = {k: v for k, v in scenario.items() if k != "replies"}
     out.setdefault("engine_config", {})
+    if scenario["processor"] == "RoundLevelCompressor":
+        # openJiuwen has no prompt field for it: the runner puts ours in its place
+        prompts = standard_prompts("RoundLevelCompressor")
+        out["round_level_prompts"] = {
+            "first": prompts.round_level,
+            "aggressive": prompts.round_level_aggressive,
+            "contract": prompts.round_level_contract,
+        }
     slot = {"DialogueCompressor": "dialogue", "CurrentRoundCompressor": "current_round"}
     if scenario["processor"] in slot:
         prompts = standard_prompts(scenario["processor"])

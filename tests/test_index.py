@@ -1,6 +1,6 @@
 """`inspector index`: one Parquet row per evaluation, incremental, schema published, and the
-README's five DuckDB questions answered on the sample dumps (checked against `why --json`)
-and on a generated 5,000-file fleet (checked against what the generator wrote)."""
+README's five DuckDB questions answered on the sample dumps (checked against `why --json`). The generated 5,000-file
+fleet is in `slow_tests/test_index_fleet.py` (`make test-slow`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from bench.bench_fleet_data import FleetTruth, write_fleet
 from inspector.formats.index import IndexRow
 from inspector.index.questions import QUESTIONS, VIEW_SQL
 from inspector.index.rows import index_unit, unit_of, units
@@ -66,16 +65,6 @@ def why_lines() -> list[dict[str, Any]]:
     done = _cli("why", str(SAMPLES.resolve()), "--json")
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
-
-
-@pytest.fixture(scope="session")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, FleetTruth]:
-    """A generated 5,000-file fleet and its index (both cores)."""
-    root = tmp_path_factory.mktemp("fleet")
-    truth = write_fleet(root / "workspace", files=5_000)
-    summary = update_index([str(root / "workspace")], root / "index", workers=2)
-    assert summary.files == 5_000 and summary.errors == 0
-    return root, truth
 
 
 def test_one_row_per_evaluation_as_why_reports_it(
@@ -272,53 +261,6 @@ def test_sample_questions_match_why(sample_index: Path, why_lines: list[dict[str
     assert [(row[0], row[2]) for row in top] == sorted(saved.items(), key=lambda i: (-i[1], i[0]))[
         :5
     ]
-
-
-# --- the five questions on a generated 5,000-file fleet, against the generator --------
-
-
-def test_fleet_index_answers_the_five_questions(fleet: tuple[Path, FleetTruth]) -> None:
-    root, truth = fleet
-    index = root / "index"
-    counts = dict(_query(index, "SELECT kind, count(*) FROM decisions GROUP BY kind"))
-    assert counts == {"dump": truth.dumps, "debug": truth.debug_evaluations}
-    stalled = _query(index, QUESTIONS["stalled_sessions"][1])
-    assert [row[0] for row in stalled] == truth.stalled_sessions
-    assert all(row[3] == pytest.approx(0.95) for row in stalled)
-    reinjection = _query(index, QUESTIONS["reinjection_cancels"][1])
-    assert {row[0]: [row[2], row[3]] for row in reinjection} == truth.reinjection
-    assert {row[1] for row in reinjection} == {"0.1.17"}
-    retries = _query(index, QUESTIONS["retries_by_error"][1])
-    assert {(p, k): n for p, k, n in retries} == truth.retries
-    per_day = _query(index, QUESTIONS["reasons_per_day"][1])
-    assert {(d.isoformat(), r): n for d, r, n in per_day} == truth.reasons
-    top = _query(index, QUESTIONS["top_savers"][1])
-    expected = sorted(truth.saved.items(), key=lambda item: (-item[1], item[0]))[:5]
-    assert [(row[0], row[2]) for row in top] == expected
-
-
-def test_fleet_rerun_reads_nothing_and_a_new_dump_reindexes_its_session_only(
-    fleet: tuple[Path, FleetTruth],
-) -> None:
-    root, truth = fleet
-    workspace, index = root / "workspace", root / "index"
-    again = update_index([str(workspace)], index, workers=2)
-    assert (again.indexed_units, again.skipped_units, again.rows_written) == (0, 50, 0)
-    logs = workspace / "context" / "fleet" / "s000_context" / "compression_logs"
-    newest = sorted(logs.iterdir())[-1]
-    copy = logs / newest.name.replace(newest.name[:13], str(int(newest.name[:13]) + 60_000))
-    document = json.loads(newest.read_text())
-    document["timestamp"] += 60
-    copy.write_text(json.dumps(document, indent=2))
-    try:
-        grown = update_index([str(workspace)], index, workers=2)
-        assert (grown.indexed_units, grown.skipped_units) == (1, 49)
-        assert grown.rows_written == grown.rows_removed + 1
-        total = _query(index, "SELECT count(*) FROM decisions WHERE kind = 'dump'")[0][0]
-        assert total == truth.dumps + 1
-    finally:
-        copy.unlink()
-        update_index([str(workspace)], index, workers=2)
 
 
 def test_a_big_log_on_its_own_is_indexed_record_by_record(

@@ -118,7 +118,7 @@ def test_a_bad_release_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
 
 @pytest.mark.parametrize(
     ("processor", "family"),
-    [("hybrid", None), ("RoundLevelCompressor", "standard")],
+    [("hybrid", None), ("MessageOffloader", "standard")],
 )
 def test_a_strategy_without_rerun_is_a_usage_error_naming_those_with(
     processor: str, family: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]

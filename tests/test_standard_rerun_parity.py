@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from inspector.core.snapshot import snapshot_from_dict
-from inspector.core.standard.rerun_script import standard_rerun_strategy
 from inspector.core.strategy import registry
+from inspector.core.strategy.base import ScriptRerun, rerun_of
 from inspector.encoding import make_counters
 from inspector.llm import EndpointConfig
 from inspector.llm.standard_runner import (
@@ -60,19 +60,19 @@ def _run(case: Path) -> tuple[list[dict[str, Any]], Any]:
             **given,
             "processor_family": "standard",
             "openjiuwen_version": _RELEASE[case.parent.name],
-            "hook": "add_messages",
-            "system_messages": [],
+            "hook": scenario.get("hook", "add_messages"),
+            "system_messages": scenario.get("system_messages", []),
             "tools": [],
         }
     )
     strategy = registry.resolve(scenario["processor"], "standard")
-    runner = standard_rerun_strategy(strategy)
-    assert runner is not None
+    rerun = rerun_of(strategy)
+    assert isinstance(rerun, ScriptRerun)
     settings = strategy.recorded_settings(snapshot)
     prepared = strategy.prepare(snapshot, make_counters(), "")
     custom = getattr(settings, "custom_compression_prompt", None)
     prompts = standard_prompts(strategy.processor, None, custom)
-    script = runner.rerun_script(prepared, settings, prompts, lambda: "0" * 32)
+    script = rerun.script(prepared, settings, prompts, lambda: "0" * 32)
     replies = [
         Reply(status=r["status"], content=r["content"], error=r["error"])
         for r in scenario["replies"]
@@ -134,3 +134,16 @@ def test_the_corpus_covers_three_releases_and_every_scripted_outcome() -> None:
     assert releases >= {"0.1.16"}
     names = {p.name for p in CASES}
     assert {"dialogue_blocks", "dialogue_fallback", "current_round_merge", "offload_json"} <= names
+    round_level = {
+        "round_level_one_phase",
+        "round_level_phases",
+        "round_level_call_budget",
+        "round_level_no_budget",
+        "round_level_raw_fallback",
+        "round_level_model_error",
+        "round_level_empty_reply",
+        "round_level_get_window",
+        "round_level_team",
+    }
+    for release in ("0.1.16", "0.1.17", "0.1.19.post2"):
+        assert round_level <= {p.name for p in CASES if p.parent.name == release}

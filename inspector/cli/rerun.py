@@ -42,8 +42,7 @@ from inspector.core.errors import ConfigError
 from inspector.core.redact import Masker, escape_controls, shown_name
 from inspector.core.releases import CountingChoice, ReleaseProfile
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
-from inspector.core.standard.rerun_script import standard_rerun_strategy
-from inspector.core.strategy.base import Settings, Strategy, rerun_strategy
+from inspector.core.strategy.base import EngineRerun, ScriptRerun, Settings, Strategy, rerun_of
 from inspector.core.strategy.registry import all_strategies
 from inspector.core.strategy.selection import select
 from inspector.core.tuning import Tuning
@@ -402,7 +401,7 @@ def _displayed(result: RerunResult) -> RerunResult:
 
 
 def _rerunnable(strategy: Strategy) -> bool:
-    return rerun_strategy(strategy) is not None or standard_rerun_strategy(strategy) is not None
+    return rerun_of(strategy) is not None
 
 
 def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
@@ -410,15 +409,15 @@ def _rerun_tuning(artifact: Artifact, overrides: dict[str, Any]) -> Tuning:
     a strategy that cannot be re-run is a usage error naming those that can."""
     assert artifact.snapshot is not None
     selection = select(artifact.snapshot, overrides)
-    strategy = rerun_strategy(selection.strategy)
-    if strategy is None:
+    rerun = rerun_of(selection.strategy)
+    if not isinstance(rerun, EngineRerun):
         able = [s.key for s in all_strategies() if _rerunnable(s)]
         raise UsageError(
             f"{selection.strategy.processor} ({selection.strategy.key}) cannot be re-run here: "
             "rerun replays openJiuwen's "
             f"LLM compaction of {', '.join(able)} (--processor)"
         )
-    return strategy.rerun_tuning(selection.settings)
+    return rerun.tuning(selection.settings)
 
 
 def _forked_dry_run(
@@ -478,7 +477,7 @@ def _standard(artifact: Artifact, overrides: dict[str, Any]) -> tuple[Strategy, 
         selection = select(artifact.snapshot, overrides)
     except ConfigError as error:
         raise UsageError(str(error)) from None
-    if standard_rerun_strategy(selection.strategy) is None:
+    if not isinstance(rerun_of(selection.strategy), ScriptRerun):
         return None
     return selection.strategy, selection.settings
 

@@ -24,8 +24,8 @@ from inspector.core.messages import Message
 from inspector.core.redact import Masker, escape_controls
 from inspector.core.standard.prepared import StandardPrepared
 from inspector.core.standard.release import choose_release
-from inspector.core.standard.rerun_script import RerunEnd, standard_rerun_strategy
-from inspector.core.strategy.base import Settings, Strategy
+from inspector.core.standard.rerun_script import RerunEnd, Script
+from inspector.core.strategy.base import ScriptRerun, Settings, Strategy, rerun_of
 
 if TYPE_CHECKING:
     from inspector.llm.standard_runner import CallRecord
@@ -104,8 +104,8 @@ def run_standard(
     )
 
     assert artifact.snapshot is not None
-    runner = standard_rerun_strategy(strategy)
-    assert runner is not None
+    rerun = rerun_of(strategy)
+    assert isinstance(rerun, ScriptRerun)
     processor = strategy.processor
     release = getattr(settings, "openjiuwen_version", None)
     chosen = choose_release(release if isinstance(release, str) else None).release
@@ -133,7 +133,7 @@ def run_standard(
         else release_sampling(chosen).temperature,
         top_p=args.top_p if args.top_p is not None else release_sampling(chosen).top_p,
     )
-    script = runner.rerun_script(prepared, settings, prompts, _handles())
+    script: Script = rerun.script(prepared, settings, prompts, _handles())
     if args.dry_run:
         return _dry_run(args, head, script, sampling)
     if not decision.hit and not args.json:
@@ -180,7 +180,8 @@ def _dry_run(
         f"first call: {call.stage} ({call.note}); POST {args.base_url or '<base url>'}/chat/completions"
     )
     print(escape_controls(masker.text(json.dumps(body, ensure_ascii=False, indent=1))))
-    if call.stage.startswith("offload") or call.stage == "first_stage":
+    later = head["processor"] == "RoundLevelCompressor"  # more phases while over target
+    if later or call.stage.startswith("offload") or call.stage == "first_stage":
         print("later calls depend on the replies and are not shown")
     return EXIT_OK
 

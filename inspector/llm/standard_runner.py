@@ -47,6 +47,9 @@ _PROMPT_FILES = {
     "current_round_merge": "standard_current_round_merge_prompt.txt",
     "offload": "standard_offload_prompt.txt",
     "full_compact": "standard_full_compact_prompt.txt",
+    "round_level": "standard_round_level_prompt.txt",
+    "round_level_aggressive": "standard_round_level_aggressive_prompt.txt",
+    "round_level_contract": "standard_round_level_contract.txt",
 }
 #: Which prompt a --prompt-file (or the config's custom_compression_prompt) replaces.
 PROMPT_SLOT = {
@@ -54,6 +57,7 @@ PROMPT_SLOT = {
     "CurrentRoundCompressor": "current_round",
     "MessageSummaryOffloader": "offload",
     "FullCompactProcessor": "full_compact",
+    "RoundLevelCompressor": "round_level",
 }
 
 

@@ -12,9 +12,9 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from inspector.core.messages import Message
 from inspector.core.standard.compressors import (
@@ -36,7 +36,6 @@ from inspector.core.standard.rerun_texts import (
 )
 from inspector.core.standard.settings import CurrentRoundSettings, DialogueSettings
 from inspector.core.standard.team import team_reinjection
-from inspector.core.strategy.base import Prepared, Settings
 
 EndState = Literal["completed", "noop", "failed", "nothing"]
 
@@ -50,6 +49,11 @@ class StandardPrompts:
     current_round_merge: str
     offload: str
     full_compact: str
+    #: RoundLevelCompressor's system prompts (first pass, aggressive passes) and the
+    #: `[Output Contract]` lines that end its user prompt.
+    round_level: str
+    round_level_aggressive: str
+    round_level_contract: str
     #: Where they came from: "inspector" (ours), "file" (--prompt-file), "config"
     #: (the snapshot's custom_compression_prompt).
     source: str = "inspector"
@@ -93,29 +97,6 @@ class RerunEnd:
 
 
 Script = Generator[ModelCall, CallResult, RerunEnd]
-
-
-@runtime_checkable
-class StandardReruns(Protocol):
-    """A standard strategy whose model calls can be re-run (capability "rerun")."""
-
-    def rerun_script(
-        self,
-        prepared: Prepared,
-        settings: Settings,
-        prompts: StandardPrompts,
-        new_handle: Callable[[], str],
-    ) -> Script:
-        """The processor's calls for this context and settings, as a script."""
-        ...
-
-
-def standard_rerun_strategy(strategy: object) -> StandardReruns | None:
-    """The strategy as a re-runnable standard one, or None."""
-    capabilities: frozenset[str] = getattr(strategy, "capabilities", frozenset())
-    if "rerun" in capabilities and isinstance(strategy, StandardReruns):
-        return strategy
-    return None
 
 
 #: Status codes the OpenAI SDK (openJiuwen's client) retries, up to `max_retries` times.

@@ -31,14 +31,8 @@ from inspector.core.standard.prepared import (
     prepare_standard,
 )
 from inspector.core.standard.release import Release, choose_release
-from inspector.core.standard.rerun_compact import full_compact_script
-from inspector.core.standard.rerun_offload import mso_script
-from inspector.core.standard.rerun_script import (
-    Script,
-    StandardPrompts,
-    current_round_script,
-    dialogue_script,
-)
+from inspector.core.standard.rerun_builders import SCRIPT_BUILDERS
+from inspector.core.standard.rerun_script import Script, StandardPrompts
 from inspector.core.standard.whatif import (
     decisions_at,
     nearest_flip,
@@ -80,7 +74,8 @@ class StandardStrategy:
     family: ClassVar[Literal["standard"]] = "standard"
     title: ClassVar[str]
     settings_model: ClassVar[type[Settings]]
-    #: "rerun" where the processor's model calls can be re-run (`rerun_script`).
+    #: "rerun" where the processor's model calls can be re-run (`rerun_script`): set for
+    #: each processor `rerun_builders.SCRIPT_BUILDERS` has.
     capabilities: ClassVar[frozenset[str]] = frozenset()
     evaluator: ClassVar[Evaluator]
     #: The hook a snapshot without `hook` is evaluated on.
@@ -91,6 +86,24 @@ class StandardStrategy:
     llm_call: ClassVar[str] = ""
     #: The decision compares a token total with a token threshold (a gauge can show it).
     token_gauge: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.processor in SCRIPT_BUILDERS:
+            cls.capabilities = cls.capabilities | {"rerun"}
+
+    def rerun_script(
+        self,
+        prepared: Prepared,
+        settings: Settings,
+        prompts: StandardPrompts,
+        new_handle: Callable[[], str],
+    ) -> Script:
+        """The processor's model calls for this context and settings (`inspector rerun`)."""
+        build = SCRIPT_BUILDERS.get(self.processor)
+        if build is None:
+            raise ConfigError("processor", self.processor, "a processor whose calls re-run")
+        return build(self._prep_for(prepared, settings), settings, prompts, new_handle)
 
     # --- settings -------------------------------------------------------------------------
 
@@ -413,18 +426,6 @@ class MessageSummaryOffloaderStrategy(StandardStrategy):
     settings_model = models.MessageSummaryOffloaderSettings
     evaluator = offloaders.evaluate_mso
     llm_call = "one summary call per qualifying message (JSON summary + offload explanation)"
-    capabilities = frozenset({"rerun"})
-
-    def rerun_script(
-        self,
-        prepared: Prepared,
-        settings: Settings,
-        prompts: StandardPrompts,
-        new_handle: Callable[[], str],
-    ) -> Script:
-        """The offloader's model calls for this context (`inspector rerun`)."""
-        assert isinstance(settings, models.MessageSummaryOffloaderSettings)
-        return mso_script(self._prep_for(prepared, settings), settings, prompts.offload, new_handle)
 
 
 class MessageOffloaderStrategy(StandardStrategy):
@@ -468,18 +469,6 @@ class DialogueStrategy(StandardStrategy):
     evaluator = compressors.evaluate_dialogue
     token_gauge = True
     llm_call = "one call: the context with [Compression Targets] blocks, JSON blocks expected"
-    capabilities = frozenset({"rerun"})
-
-    def rerun_script(
-        self,
-        prepared: Prepared,
-        settings: Settings,
-        prompts: StandardPrompts,
-        new_handle: Callable[[], str],
-    ) -> Script:
-        """The compressor's model call for this context (`inspector rerun`)."""
-        assert isinstance(settings, models.DialogueSettings)
-        return dialogue_script(self._prep_for(prepared, settings), settings, prompts.dialogue)
 
 
 class CurrentRoundStrategy(StandardStrategy):
@@ -492,18 +481,6 @@ class CurrentRoundStrategy(StandardStrategy):
     evaluator = compressors.evaluate_current_round
     token_gauge = True
     llm_call = "one call for the span, one more when a run of memory blocks is merged"
-    capabilities = frozenset({"rerun"})
-
-    def rerun_script(
-        self,
-        prepared: Prepared,
-        settings: Settings,
-        prompts: StandardPrompts,
-        new_handle: Callable[[], str],
-    ) -> Script:
-        """The compressor's model calls for this context (`inspector rerun`)."""
-        assert isinstance(settings, models.CurrentRoundSettings)
-        return current_round_script(self._prep_for(prepared, settings), settings, prompts)
 
 
 class RoundLevelStrategy(StandardStrategy):
@@ -515,7 +492,10 @@ class RoundLevelStrategy(StandardStrategy):
     settings_model = models.RoundLevelSettings
     evaluator = round_level.evaluate_round_level
     token_gauge = True
-    llm_call = "up to four phases of one call each, then hard truncation without the model"
+    llm_call = (
+        "one call per phase (first pass, repeated merges, two aggressive passes) while over "
+        "target, then hard truncation without the model"
+    )
 
 
 class FullCompactStrategy(StandardStrategy):
@@ -528,19 +508,6 @@ class FullCompactStrategy(StandardStrategy):
     evaluator = compactors.evaluate_full_compact
     token_gauge = True
     llm_call = "one summary call when a model is configured, else a built-in fallback summary"
-    capabilities = frozenset({"rerun"})
-
-    def rerun_script(
-        self,
-        prepared: Prepared,
-        settings: Settings,
-        prompts: StandardPrompts,
-        new_handle: Callable[[], str],
-    ) -> Script:
-        """The processor's summary call for this context (`inspector rerun`)."""
-        assert isinstance(settings, models.FullCompactSettings)
-        prep = self._prep_for(prepared, settings)
-        return full_compact_script(prep, settings, prompts.full_compact)
 
 
 class MicroCompactStrategy(StandardStrategy):

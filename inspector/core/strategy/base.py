@@ -17,7 +17,7 @@ Must not import anything outside the standard library, pydantic and `inspector.c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
@@ -330,20 +330,59 @@ class Strategy(Protocol):
         ...
 
 
-@runtime_checkable
-class Reruns(Protocol):
-    """A strategy with the "rerun" capability: openJiuwen's real LLM compaction can be re-run
-    under its settings (`inspector rerun`, the TUI's re-run form)."""
+class ScriptBuilder(Protocol):
+    """`rerun_script(prepared, settings, prompts, new_handle)`: the processor's model calls as
+    a generator script (`core.standard.rerun_script.Script`, typed there: this module cannot
+    import the standard family)."""
 
-    def rerun_tuning(self, settings: Settings) -> Tuning:
-        """The engine tuning the re-run takes for these settings."""
+    def __call__(
+        self, prepared: Prepared, settings: Settings, prompts: Any, new_handle: Callable[[], str]
+    ) -> Any:
+        """The script for this context, settings and prompts."""
         ...
 
 
-def rerun_strategy(strategy: Strategy) -> Reruns | None:
-    """The strategy as a re-runnable one, or None when it cannot be re-run."""
-    if "rerun" in strategy.capabilities and isinstance(strategy, Reruns):
-        return strategy
+@runtime_checkable
+class _RerunsByTuning(Protocol):
+    def rerun_tuning(self, settings: Settings) -> Tuning: ...
+
+
+@runtime_checkable
+class _RerunsByScript(Protocol):
+    def rerun_script(
+        self, prepared: Prepared, settings: Settings, prompts: Any, new_handle: Callable[[], str]
+    ) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRerun:
+    """Re-run through the compaction engine: openJiuwen's forked LLM compaction under the
+    tuning `tuning(settings)` gives (`inspector.llm.rerun_compaction`)."""
+
+    tuning: Callable[[Settings], Tuning]
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptRerun:
+    """Re-run as the processor's own model calls, a script (`inspector.llm.standard_runner`)."""
+
+    script: ScriptBuilder
+
+
+#: How a strategy re-runs openJiuwen's real compaction (the "rerun" capability): a strategy
+#: implements `rerun_tuning(settings)` (the engine way) or `rerun_script(...)` (the script way).
+Rerun = EngineRerun | ScriptRerun
+
+
+def rerun_of(strategy: object) -> Rerun | None:
+    """How the strategy re-runs, or None when it cannot be re-run."""
+    capabilities: frozenset[str] = getattr(strategy, "capabilities", frozenset())
+    if "rerun" not in capabilities:
+        return None
+    if isinstance(strategy, _RerunsByScript):
+        return ScriptRerun(strategy.rerun_script)
+    if isinstance(strategy, _RerunsByTuning):
+        return EngineRerun(strategy.rerun_tuning)
     return None
 
 

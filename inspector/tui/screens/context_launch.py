@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 from inspector.core.artifact import Artifact
 from inspector.core.compare import CompareEntry, column_mode, default_names
 from inspector.core.snapshot import ContextSnapshot
-from inspector.core.standard.rerun_script import standard_rerun_strategy
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
     Decision,
+    EngineRerun,
     Flip,
     Prepared,
+    ScriptRerun,
     Settings,
     Strategy,
-    rerun_strategy,
+    rerun_of,
 )
 from inspector.core.strategy.fields import fields_of
 from inspector.core.tokens import TokenCounter
@@ -89,14 +90,14 @@ class ContextLaunch(StrategiesLauncher, CountProgress):
 
     def action_rerun(self) -> None:
         """Open the re-run form for this context and the current settings."""
-        if self.snapshot is not None and standard_rerun_strategy(self.strategy) is not None:
+        rerun = rerun_of(self.strategy)
+        if self.snapshot is not None and isinstance(rerun, ScriptRerun):
             from inspector.tui.screens.standard_rerun_screen import open_standard_rerun
 
             prepared = self._prepared(self.strategy)
             open_standard_rerun(self.app, self.strategy, prepared, self.settings, self.artifact)
             return
-        strategy = rerun_strategy(self.strategy)
-        if self.snapshot is None or strategy is None:
+        if self.snapshot is None or not isinstance(rerun, EngineRerun):
             return
         from inspector.tui.screens.rerun_screen import open_rerun
 
@@ -106,7 +107,7 @@ class ContextLaunch(StrategiesLauncher, CountProgress):
             # the re-run follows the release the Tune panel shows, like the decision does
             snapshot = dataclasses.replace(self.snapshot, openjiuwen_version=release)
             artifact = dataclasses.replace(artifact, snapshot=snapshot)
-        tuning = strategy.rerun_tuning(self.settings)
+        tuning = rerun.tuning(self.settings)
         open_rerun(self.app, artifact, tuning, counters=self.counters)
 
     def action_copy_message(self) -> None:

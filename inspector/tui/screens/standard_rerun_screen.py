@@ -26,8 +26,7 @@ from textual.worker import Worker, WorkerState
 from inspector.core.artifact import Artifact
 from inspector.core.redact import Masker, escape_controls
 from inspector.core.standard.prepared import StandardPrepared
-from inspector.core.standard.rerun_script import standard_rerun_strategy
-from inspector.core.strategy.base import Prepared, Settings, Strategy
+from inspector.core.strategy.base import Prepared, ScriptRerun, Settings, Strategy, rerun_of
 from inspector.llm.standard_runner import (
     CallRecord,
     StandardHooks,
@@ -118,11 +117,9 @@ class StandardRerunScreen(ThemedScreen[None]):
     @work(exclusive=True, group="standard-rerun", exit_on_error=False)
     async def run_script(self) -> None:
         """Send the processor's calls; post each request and the result."""
-        runner = standard_rerun_strategy(self.strategy)
-        assert runner is not None
-        script = runner.rerun_script(
-            self.prepared, self.settings, self.prompts, lambda: uuid.uuid4().hex
-        )
+        rerun = rerun_of(self.strategy)
+        assert isinstance(rerun, ScriptRerun)
+        script = rerun.script(self.prepared, self.settings, self.prompts, lambda: uuid.uuid4().hex)
         release = release_sampling(self.prepared.release)
         result = await rerun_standard(
             self.prepared,
