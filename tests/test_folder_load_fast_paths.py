@@ -131,3 +131,49 @@ def test_dump_tail_from_a_whole_head_equals_a_second_read(tmp_path: Path) -> Non
     assert dump_header(path, head).timestamp == 1795975303.278
     # a head cut short is no whole file: the tail is read from the file
     assert dump_header(path, head[:40]).timestamp == 1795975303.278
+
+
+_NAME = "1795975303278_CurrentRoundCompressor_s-1.json"
+
+
+def _variants() -> dict[str, bytes]:
+    good = _dump_text()
+    document = json.loads(good)
+    deep = dict(document, extra=json.loads("[" * 210 + "]" * 210))
+    shallow = dict(document, extra=json.loads("[" * 150 + "]" * 150))
+    return {
+        "good": good.encode(),
+        "bom": b"\xef\xbb\xbf" + good.encode(),
+        "bad key": json.dumps(dict(document, trigger={"context_max": "big"})).encode(),
+        "nan": good.replace('"context_max": 100', '"context_max": NaN').encode(),
+        "overflow": good.replace("90", "1e999").encode(),
+        "deep": json.dumps(deep).encode(),
+        "shallow": json.dumps(shallow).encode(),
+        "nul": b"\x00" + good.encode(),
+        "latin-1": good.replace("sum", "s\u00e9").encode("latin-1"),
+        "empty": b"",
+        "blank": b"  \n",
+        "event": json.dumps(dict(document, event=3)).encode(),
+        "not a dump": b'{"hello": 1}',
+        "a list": b"[1, 2]",
+        "json lines": b'{"event": "threshold_check"}\n{"event": "span_built"}\n',
+    }
+
+
+@pytest.mark.parametrize("header_only", [False, True])
+@pytest.mark.parametrize("variant", sorted(_variants()))
+def test_a_dump_read_the_short_way_is_read_as_the_long_way(
+    tmp_path: Path, variant: str, header_only: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.sources import classify
+
+    path = tmp_path / _NAME
+    path.write_bytes(_variants()[variant])
+    short = load_one(path, 0, False, header_only=header_only)
+    monkeypatch.setattr(classify, "_dump_the_short_way", lambda *args: None)
+    long = load_one(path, 0, False, header_only=header_only)
+    assert short == long
+    # a header-level load reads a dump's fixed keys only: no nesting walk
+    fine = {"good", "bom", "shallow"} | ({"deep"} if header_only else set())
+    assert bool(short.dumps) == (variant in fine)
+    assert bool(short.errors) != (variant in fine | {"not a dump", "a list", "json lines"})
