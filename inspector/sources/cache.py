@@ -61,6 +61,7 @@ PARALLEL_MIN_CHARS = 4_000_000
 #: Whole-text counts a cache remembers in memory (`TokenCache.lookup_text`).
 _TEXTS_REMEMBERED = 4096
 
+
 def default_cache_dir() -> Path:
     """$CONTEXT_INSPECTOR_CACHE_DIR, else the platform's user cache folder for the inspector."""
     configured = os.environ.get(CACHE_DIR_ENV)
