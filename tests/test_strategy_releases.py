@@ -107,5 +107,18 @@ def test_a_recorded_no_counter_mode_means_0_1_17() -> None:
 
 
 def test_bad_release_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["why", "x.json", "--openjiuwen", "0.1.16"]) == 2
-    assert "--openjiuwen" in capsys.readouterr().err
+    assert main(["why", "x.json", "--family", "forked", "--openjiuwen", "0.1.16"]) == 2
+    assert "--openjiuwen: '0.1.16' is not allowed" in capsys.readouterr().err
+    assert main(["why", "x.json", "--openjiuwen", "abc"]) == 2
+    assert "--openjiuwen: 'abc' is not allowed" in capsys.readouterr().err
+
+
+def test_a_release_only_the_standard_family_has_passes_the_flag_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """0.1.16 has no forked compressors but is a standard release: with `--family standard`
+    (or no family, since the files may be standard snapshots) the flag is not refused."""
+    for family in (["--family", "standard"], []):
+        assert main(["why", "x.json", *family, "--openjiuwen", "0.1.16"]) == 1
+        err = capsys.readouterr().err
+        assert "no such file" in err and "--openjiuwen" not in err

@@ -115,22 +115,29 @@ def check_overrides(overrides: dict[str, Any]) -> None:
         name = _dest(infos[0])
         if name not in overrides:
             continue
-        errors = []
-        for info in infos:
-            model = next(
-                s.settings_model
-                for s in registry.all_strategies()
-                if info.name in s.settings_model.model_fields
-            )
-            try:
-                model().with_(**{info.name: overrides[name]})
-                break
-            except ConfigError as error:
-                errors.append(error)
-        else:
+        errors: list[ConfigError] = []
+        family = overrides.get("family")
+        if not any(_accepts(i.name, overrides[name], family, errors) for i in infos):
             raise UsageError(
                 f"{flag}: {overrides[name]!r} is not allowed, must be {errors[0].allowed}"
             ) from None
+
+
+def _accepts(field: str, value: Any, family: str | None, errors: list[ConfigError]) -> bool:
+    """Whether some settings model with `field` (of the `--family` asked for, if any) takes
+    `value`; each refusal is appended to `errors`."""
+    models = {
+        s.settings_model
+        for s in registry.all_strategies()
+        if field in s.settings_model.model_fields and family in (None, s.family)
+    }
+    for model in sorted(models, key=lambda m: m.__qualname__):
+        try:
+            model().with_(**{field: value})
+            return True
+        except ConfigError as error:
+            errors.append(error)
+    return False
 
 
 def default_sources(repo_samples: Path | None = None) -> list[str]:

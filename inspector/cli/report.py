@@ -17,7 +17,7 @@ from typing import Any
 from inspector.cli.common import UsageError, add_tuning_arguments
 from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
-from inspector.core.flip_check import Offered, holding_flips
+from inspector.core.flip_check import Offered, SourceOutcome, holding_flips, source_outcome
 from inspector.core.pins import (
     PinError,
     PinRow,
@@ -94,7 +94,9 @@ def with_pins(
     chosen = recorded_pins(artifact.snapshot) if pins is None else pins
     strategy, settings = selection.strategy, selection.settings
     if not chosen:
-        found = _holding(report, strategy, evaluated.prepared, settings, flips)
+        found = _holding(
+            report, strategy, evaluated.prepared, settings, flips, source_outcome(artifact)
+        )
         return evaluated, found, chosen
     try:
         pinned = apply_pins(
@@ -115,15 +117,21 @@ def with_pins(
             file=sys.stderr,
         )
     evaluated = dataclasses.replace(evaluated, prepared=pinned.prepared, decision=pinned.decision)
-    found = _holding(report, strategy, pinned.prepared, settings, flips)
+    found = _holding(report, strategy, pinned.prepared, settings, flips, source_outcome(artifact))
     return evaluated, found, pinned.pinned
 
 
 def _holding(
-    report: ReportRun, strategy: Strategy, prepared: Prepared, settings: Any, wanted: bool
+    report: ReportRun,
+    strategy: Strategy,
+    prepared: Prepared,
+    settings: Any,
+    wanted: bool,
+    source: SourceOutcome,
 ) -> Offered:
     """The strategy's flips on `prepared` that hold (`core.flip_check`; none unless
-    `wanted`); another strategy's flip is checked on the same context, prepared once."""
+    `wanted`; `source`: what the source recorded, `core.flip_check.source_outcome`); another
+    strategy's flip is checked on the same context, prepared once."""
     if not wanted:
         return Offered([], 0)
     cache: dict[str, Prepared] = {strategy.key: prepared}
@@ -136,7 +144,7 @@ def _holding(
         return cache[other.key]
 
     found = list(strategy.flips(prepared, settings))
-    held = holding_flips(found, prepared.snapshot, strategy.key, report.counters, prepare)
+    held = holding_flips(found, prepared.snapshot, strategy.key, report.counters, prepare, source)
     return Offered(held, len(found) - len(held))
 
 

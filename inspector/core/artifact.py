@@ -219,6 +219,8 @@ class Artifact:
     timestamp: float | None = None
     #: For a dump: the context after compression, as written by openJiuwen.
     after: tuple[Message, ...] | None = None
+    #: For a dump: the summary the model wrote (what a re-run of about the same region costs).
+    summary: str | None = None
     #: Token mode the source recorded or implies, when known (for a mode-mismatch finding).
     recorded_token_mode: str | None = None
     #: Free-form extras a source wants to keep (raw records, timeline entries, ...).

@@ -275,6 +275,7 @@ def dump_artifact(
         context_id=dump.context_id,
         timestamp=dump.timestamp,
         after=rebuild.after,
+        summary=dump.summary,
         recorded_token_mode=out.token_mode,
         extra={"timeline": timeline or [], "raw_keys": sorted(dump.raw.keys())},
     )

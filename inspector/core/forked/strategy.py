@@ -166,7 +166,7 @@ class ForkedStrategy:
         return tuning_from_settings(self.key, settings)
 
     def rerun_tuning(self, settings: Settings) -> Tuning:
-        """The tuning `inspector rerun` takes (the protocol's `Reruns`)."""
+        """The tuning `inspector rerun` takes (found by `core.strategy.base.rerun_of`)."""
         return self.tuning(settings)
 
     # --- deciding -------------------------------------------------------------------------

@@ -82,7 +82,8 @@ class StandardCounter:
         self.release = release
         self.kind: CounterKind = kind
         self._cl100k = cl100k
-        self._pieces: dict[int, int] = {}
+        # by identity; each entry holds its message, so an id is never reused while cached
+        self._pieces: dict[int, tuple[Message, int]] = {}
         self._texts: dict[str, int] = {}
 
     @property
@@ -115,12 +116,11 @@ class StandardCounter:
 
     def piece(self, message: Message) -> int:
         """What one message adds inside `count_messages` (no +3)."""
-        key = id(message)
-        cached = self._pieces.get(key)
-        if cached is not None:
-            return cached
+        cached = self._pieces.get(id(message))
+        if cached is not None and cached[0] is message:
+            return cached[1]
         value = self._compute_piece(message)
-        self._pieces[key] = value
+        self._pieces[id(message)] = (message, value)
         return value
 
     def _compute_piece(self, message: Message) -> int:

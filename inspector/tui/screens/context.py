@@ -23,7 +23,7 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
-from inspector.core.flip_check import holding_flips
+from inspector.core.flip_check import holding_flips, source_outcome
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
@@ -500,7 +500,9 @@ class ContextScreen(
             flips.append(flip)
         found = len(flips)
         if self.snapshot is not None:
-            flips = holding_flips(flips, prepared.snapshot, key, self.counters, prepare)
+            flips = holding_flips(
+                flips, prepared.snapshot, key, self.counters, prepare, source_outcome(self.artifact)
+            )
         if not worker.is_cancelled:
             self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
 
