@@ -12,7 +12,6 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
-from textual.widgets._footer import FooterKey
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
@@ -295,26 +294,31 @@ async def test_the_tune_controls_are_built_when_the_tab_first_opens(
         assert panel.query_one("#row-keep_recent_messages").has_class("-changed")
 
 
-async def test_the_footer_recomposes_only_when_its_keys_change(
+async def test_the_footer_redraws_only_when_its_keys_change(
     counters: dict[str, TokenCounter],
 ) -> None:
-    """Binding refreshes that change nothing shown leave the footer's keys in place; a
-    change of what is shown (the Why tab's flips found, the Tune tab's focus) is drawn."""
+    """Binding refreshes that change nothing shown leave the footer's line alone; a change
+    of what is shown (the Tune tab's focus) is drawn. The footer is one widget (no key
+    widgets mounted), and a click on a key presses it."""
     app = create_app([str(DEMO_DUMP)], counters=counters)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         context = app.screen
         assert isinstance(context, ContextScreen)
         footer = context.query_one(QuietFooter)
-        keys = list(footer.query(FooterKey))
-        assert keys
+        assert not footer.children
+        shown = footer._shown
+        assert shown
+        redraws: list[object] = []
+        refresh = footer.refresh
+        footer.refresh = lambda *a, **k: (redraws.append(a), refresh(*a, **k))[1]  # type: ignore[method-assign]
         for _ in range(3):
             context.refresh_bindings()
             await pilot.pause()
-        assert list(footer.query(FooterKey)) == keys  # the same widgets: no recompose
+        assert footer._shown is shown and not redraws  # the same keys: not drawn again
 
         def drawn() -> set[str]:
-            return {key.key for key in footer.query(FooterKey)} - {app.COMMAND_PALETTE_BINDING}
+            return {key.key for key in footer.keys} - {app.COMMAND_PALETTE_BINDING}
 
         def wanted() -> set[str]:
             return {b.key for (_, b, _, _) in context.active_bindings.values() if b.show}
@@ -325,6 +329,13 @@ async def test_the_footer_recomposes_only_when_its_keys_change(
         context.action_focus_side()  # an input has the focus: other bindings apply
         await settle(app, pilot)
         assert drawn() == wanted()
+        context.query_one(MessageList).focus()
+        await settle(app, pilot)
+        why = next(key for key in footer.keys if key.key == "w")
+        context.action_show_tab("detail")
+        await pilot.click(QuietFooter, offset=(why.start + 1, 0))
+        await settle(app, pilot)
+        assert context.active_tab() == "why"
 
 
 # --- tuning keys: repeats coalesced, stale work dropped ----------------------------------------

@@ -21,6 +21,9 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
+from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -28,6 +31,13 @@ from inspector.sources.files import open_regular
 
 #: Bytes read per refill of the text window.
 CHUNK_BYTES = 256 * 1024
+#: Optional hook of the caller's thread (a context variable, None by default): called after
+#: each chunk `load_streaming` reads, with (path, bytes read so far, file size). The TUI
+#: shows a big file's load progress with it; an exception it raises (the TUI's cancel, a
+#: BaseException) leaves the read as it is.
+READ_PROGRESS: ContextVar[Callable[[Path, int, int], None] | None] = ContextVar(
+    "read_progress", default=None
+)
 #: How many container levels are walked member by member (dump -> request -> messages).
 WALK_DEPTH = 3
 #: A value deeper down that is still incomplete with this much text buffered is walked
@@ -83,6 +93,9 @@ class _Window:
         self.pos = 0
         self.eof = False
         self.json = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+        #: Called with the bytes read so far after each chunk (see `READ_PROGRESS`).
+        self.progress: Callable[[int], None] | None = None
+        self.read = 0
 
     def refill(self, at_least: int = 0) -> bool:
         """Append at least `at_least` (and one chunk of) more bytes; False at the end."""
@@ -91,6 +104,9 @@ class _Window:
         chunk = self.handle.read(max(at_least, self.chunk_bytes))
         if not chunk:
             self.eof = True
+        if self.progress is not None:
+            self.read += len(chunk)
+            self.progress(self.read)
         try:
             decoded = self.decoder.decode(chunk, final=not chunk)
         except UnicodeDecodeError as error:
@@ -254,8 +270,12 @@ def load_streaming(
     be read. Nesting deeper than the C parser's recursion limit also falls back; the
     caller checks depth and infinite numbers on the value as for any parsed document.
     """
+    hook = READ_PROGRESS.get()
     with open_regular(path) as handle:
         window = _Window(handle, max(chunk_bytes, 1), max(big_chars, 1))
+        if hook is not None:
+            size = os.fstat(handle.fileno()).st_size
+            window.progress = lambda done: hook(path, done, size)
         try:
             value = _walk(window, depth)
         except RecursionError:

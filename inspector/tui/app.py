@@ -19,6 +19,7 @@ from textual.theme import Theme
 from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
 from inspector.tui.commands import binding_commands
+from inspector.tui.count_cancel import install_gates
 from inspector.tui.keys import APP_BINDINGS
 from inspector.tui.screens.browser import BrowserScreen, Loader
 
@@ -48,6 +49,8 @@ class InspectorApp(App[int]):
         self.sources = list(sources)
         self.overrides = overrides
         self.counters = counters
+        # a count in a worker can then be stopped between messages (Esc on its progress)
+        install_gates(counters)
         self.loader = loader
         #: When `q` last asked to confirm quitting during a re-run (monotonic seconds).
         self._quit_asked = float("-inf")

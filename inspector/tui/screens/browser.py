@@ -38,6 +38,7 @@ from inspector.core.live_tracker import LiveTracker
 from inspector.core.tokens import TokenCounter
 from inspector.sources.connect import ConnectRequest, classify_source
 from inspector.sources.follow import FileFollower
+from inspector.tui.count_cancel import CountCancelled
 from inspector.tui.rows import (
     BrowserRow,
     RowBatch,
@@ -49,6 +50,7 @@ from inspector.tui.rows import (
 )
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.browser_filters import BrowserFilters
+from inspector.tui.screens.browser_loading import BrowserLoading, LoadCancelled, ReadTracker
 from inspector.tui.screens.browser_table import (
     BROWSER_BINDINGS,
     COLUMNS,
@@ -56,6 +58,7 @@ from inspector.tui.screens.browser_table import (
 )
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
+from inspector.tui.screens.context_live import offer_to_contexts
 from inspector.tui.widgets.live_panel import LivePanel
 from inspector.tui.widgets.quiet_footer import QuietFooter
 
@@ -70,7 +73,7 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
+class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScreen[None]):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS
@@ -199,6 +202,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
         self.query_one("#load-line").display = True
         self.query_one("#load-status", Static).update(f"reading {', '.join(self.sources)} …")
         self._refresh_table()
+        self.watch_reads()
         self.load_sources()
 
     @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
@@ -227,20 +231,25 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
         reached are then loaded one by one (`rows.load_rest`)."""
         worker = get_current_worker()
         started = time.monotonic()
+        tracker = self._read_tracker or ReadTracker()
         follower = primed_follower(self.sources, self.loader, FOLLOW_SETTLE)
         batch = RowBatch(
             lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen)), BATCH_SECONDS
         )
         done: set[str] = set()
-        try:
-            for item in self.loader(self.sources):
-                if worker.is_cancelled:
-                    return
-                done.add(item.source)
-                batch.add(self._row_for(batch.seen, item))
-        except Exception as error:  # noqa: BLE001 - the other files must still load
-            rest = (self.loader, self.sources, done)
-            load_rest(rest, batch, self._row_for, lambda: worker.is_cancelled, error)
+        with self.tracking(tracker):
+            try:
+                for item in self.loader(self.sources):
+                    if worker.is_cancelled:
+                        return
+                    tracker.finished(item.source)
+                    done.add(item.source)
+                    batch.add(self._row_for(batch.seen, item))
+            except (LoadCancelled, CountCancelled):  # Esc on a big file: the others go on
+                self.load_after_cancel(tracker, batch, done, lambda: worker.is_cancelled)
+            except Exception as error:  # noqa: BLE001 - the other files must still load
+                rest = (self.loader, self.sources, done)
+                load_rest(rest, batch, self._row_for, lambda: worker.is_cancelled, error)
         if worker.is_cancelled:
             return
         batch.post()
@@ -297,6 +306,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
     def on_browser_screen_load_finished(self, message: LoadFinished) -> None:
         """Hide the progress line and say what was found."""
         self.reading = False
+        self.stop_watching_reads()
         self.pending.clear()
         self._refresh_table()
         errors = sum(1 for row in self.rows if row.error is not None)
@@ -448,6 +458,7 @@ class BrowserScreen(BrowserFilters, BrowserTuning, InspectorScreen[None]):
                 self.tracker.apply(event)
         if changed:
             self._refresh_table()
+            offer_to_contexts(self.app, message.rows, self.rows)
         self._show_live()
 
     def _put_row(self, row: BrowserRow) -> None:

@@ -88,6 +88,35 @@ class BrowserFilters:
             return False
         return not (self.outcome_filter and row.outcome_kind != self.outcome_filter)
 
+    def _entries(self) -> list[tuple[BrowserRow, str]]:
+        """(row, search text) of every row in the sort order, built once per order."""
+        ordered = self.sorted_rows()
+        cached = self.__dict__.get("_entries_for")
+        if cached is None or cached[0] is not ordered:
+            cached = (ordered, [(row, self._search_text(row)) for row in ordered])
+            self.__dict__["_entries_for"] = cached
+            self.__dict__.pop("_last_filter", None)
+        return cached[1]
+
+    def filtered_rows(self) -> list[BrowserRow]:
+        """The rows the filters leave, in the sort order. A text that extends the last one
+        (a key typed) filters the last result, not every row again."""
+        entries = self._entries()
+        text, processor, outcome = self.text_filter, self.processor_filter, self.outcome_filter
+        last = self.__dict__.get("_last_filter")
+        base = entries
+        if last is not None and last[1:3] == (processor, outcome) and text.startswith(last[0]):
+            base = last[3]
+        kept = [
+            entry
+            for entry in base
+            if (not text or text in entry[1])
+            and (not processor or entry[0].processor == processor)
+            and (not outcome or entry[0].outcome_kind == outcome)
+        ]
+        self.__dict__["_last_filter"] = (text, processor, outcome, kept)
+        return [entry[0] for entry in kept]
+
     def sorted_rows(self) -> list[BrowserRow]:
         """Every row and placeholder in the sort order (sorted again only when they changed)."""
         source = (*self.rows, *self.pending.values())
@@ -115,7 +144,7 @@ class BrowserFilters:
         """Apply filter and sort to the table, keeping the cursor on the same row."""
         table = self.query_one("#table", DataTable)
         current = self.shown[table.cursor_row] if 0 <= table.cursor_row < len(self.shown) else None
-        rows = [row for row in self.sorted_rows() if self._visible(row)]
+        rows = self.filtered_rows()
         same = len(rows) == len(self.shown) and all(
             a is b for a, b in zip(rows, self.shown, strict=True)
         )
@@ -144,7 +173,11 @@ class BrowserFilters:
         self.query_one("#filter", Input).focus()
 
     def action_clear_filter(self) -> None:
-        """Clear the text filter and go back to the table."""
+        """Stop loading the big file in hand if there is one (`BrowserLoading`), else clear
+        the text filter and go back to the table."""
+        cancel_read = getattr(self, "cancel_read", None)
+        if cancel_read is not None and cancel_read():
+            return
         box = self.query_one("#filter", Input)
         box.value = ""
         self.query_one("#table", DataTable).focus()

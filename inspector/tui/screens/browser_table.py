@@ -12,6 +12,7 @@ from rich.style import Style
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
+from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import Row, RowKey
 
@@ -185,12 +186,36 @@ class BrowserTable(DataTable[Any]):
         self._cell_lines: dict[tuple[Any, ...], tuple[Sequence[Any], int, Any]] = {}
         #: Row key -> (cells, its RowKey, Row and cell dict), reused while the cells are.
         self._made: dict[str, tuple[Sequence[Any], RowKey, Row, dict[Any, Any]]] = {}
+        #: Whole rendered row lines that outlive a `replace_rows`, keyed by the row, its
+        #: index, the cursor and hover on it and the column widths -> (cells, lines).
+        self._row_lines: dict[tuple[Any, ...], tuple[Sequence[Any], Strip]] = {}
+        #: The last few tables `replace_rows` built, by their row keys (a filter typed and
+        #: erased comes back to one): keys -> (cells of each row, data, rows, locations).
+        self._tables: dict[tuple[str, ...], tuple[tuple[Any, ...], Any, Any, Any]] = {}
 
     def update_cell(self, row_key: Any, column_key: Any, value: Any, **kwargs: Any) -> None:
         """Change one cell (the row's rendered cells are forgotten)."""
         self._measured.pop(str(getattr(row_key, "value", row_key)), None)
         self._made.pop(str(getattr(row_key, "value", row_key)), None)
+        self._tables.clear()
         super().update_cell(row_key, column_key, value, **kwargs)
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> RowKey:
+        """DataTable's `add_row` (the tables kept by `replace_rows` are forgotten: it adds
+        to the one shown in place)."""
+        self._tables.clear()
+        return super().add_row(*cells, **kwargs)
+
+    def remove_row(self, row_key: Any) -> None:
+        """DataTable's `remove_row` (kept tables forgotten, as for `add_row`)."""
+        self._tables.clear()
+        super().remove_row(row_key)
+
+    def clear(self, columns: bool = False) -> BrowserTable:
+        """DataTable's `clear` (kept tables forgotten, as for `add_row`)."""
+        self._tables.clear()
+        super().clear(columns)
+        return self
 
     def _render_cell(
         self,
@@ -228,6 +253,46 @@ class BrowserTable(DataTable[Any]):
         self._cell_lines[key] = (cells, row_index, lines)
         return lines
 
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """DataTable's line `y`, kept across row changes: a row shown again at the same
+        index with the same cells, widths, cursor and hover is not rendered again (DataTable's
+        own caches are dropped at every `replace_rows`)."""
+        render = super()._render_line
+        try:
+            row_key, line_no = self._get_offsets(y)
+        except LookupError:
+            return render(y, x1, x2, base_style)
+        index = self._row_locations.get(row_key)
+        cells = self._measured.get(str(row_key.value)) if index is not None else None
+        if cells is None or index is None:
+            return render(y, x1, x2, base_style)
+        cursor, hover = self.cursor_coordinate, self.hover_coordinate
+        key = (
+            row_key.value,
+            index,
+            line_no,
+            x1,
+            x2,
+            base_style,
+            cursor if cursor.row == index else None,
+            hover if hover.row == index else None,
+            self.cursor_type,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self._pseudo_class_state,
+            self.size.width,
+            self._row_label_column_width,
+            tuple(column.get_render_width(self) for column in self.ordered_columns),
+        )
+        hit = self._row_lines.get(key)
+        if hit is not None and hit[0] is cells:
+            return hit[1]
+        strip = render(y, x1, x2, base_style)
+        if len(self._row_lines) > 20_000:
+            self._row_lines.clear()
+        self._row_lines[key] = (cells, strip)
+        return strip
+
     @property
     def row_keys(self) -> list[str]:
         """The keys of the rows shown, top to bottom."""
@@ -248,6 +313,36 @@ class BrowserTable(DataTable[Any]):
         as with `add_row`).
         """
         self._clear_caches()
+        keys = tuple(key for key, _ in rows)
+        kept = self._tables.get(keys)
+        if kept is not None and all(
+            a is b for a, b in zip(kept[0], (cells for _, cells in rows), strict=True)
+        ):
+            _, data, table_rows, row_locations = kept
+        else:
+            data, table_rows, row_locations = self._build_rows(rows)
+            if len(self._tables) >= 4:
+                self._tables.pop(next(iter(self._tables)))
+            self._tables[keys] = (
+                tuple(cells for _, cells in rows),
+                data,
+                table_rows,
+                row_locations,
+            )
+        self._data = data
+        self.rows = table_rows
+        self._row_locations = row_locations
+        self._require_update_dimensions = True
+        self._update_count += 1
+        self.cursor_coordinate = self.cursor_coordinate  # clamped to the new rows
+        self.refresh()
+        self.check_idle()
+
+    def _build_rows(
+        self, rows: Sequence[tuple[str, Sequence[Any]]]
+    ) -> tuple[dict[RowKey, dict[Any, Any]], dict[RowKey, Row], TwoWayDict[RowKey, int]]:
+        """DataTable's row structures for `rows` (row objects reused while their cells are;
+        cells never measured are marked for measuring)."""
         columns = [column.key for column in self.ordered_columns]
         data: dict[RowKey, dict[Any, Any]] = {}
         table_rows: dict[RowKey, Row] = {}
@@ -266,11 +361,4 @@ class BrowserTable(DataTable[Any]):
             if self._measured.get(key) is not cells:
                 self._measured[key] = cells
                 self._new_rows.add(row_key)
-        self._data = data
-        self.rows = table_rows
-        self._row_locations = TwoWayDict(locations)
-        self._require_update_dimensions = True
-        self._update_count += 1
-        self.cursor_coordinate = self.cursor_coordinate  # clamped to the new rows
-        self.refresh()
-        self.check_idle()
+        return data, table_rows, TwoWayDict(locations)

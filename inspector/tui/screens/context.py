@@ -45,10 +45,12 @@ from inspector.render.recorded_view import (
     recorded_vs_ours,
     timeline_renderable,
 )
+from inspector.tui.count_cancel import CountCancelled, cancellable
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
 from inspector.tui.screens.context_launch import ContextLaunch
+from inspector.tui.screens.context_live import LIVE_BINDINGS, ContextLive
 from inspector.tui.screens.context_navigation import ContextNavigation
 from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
@@ -71,6 +73,7 @@ FLIPS_DELAY = 0.05
 
 
 class ContextScreen(
+    ContextLive,
     ContextSide,
     ContextLaunch,
     ContextNavigation,
@@ -80,7 +83,7 @@ class ContextScreen(
 ):
     """Messages and regions on the left; detail, why and tuning tabs on the right."""
 
-    BINDINGS = CONTEXT_BINDINGS
+    BINDINGS = [*CONTEXT_BINDINGS, *LIVE_BINDINGS]
 
     class Counted(TextualMessage):
         """The first decision of `key` in token mode `mode` is ready (the context is counted)."""
@@ -179,7 +182,9 @@ class ContextScreen(
         yield QuietFooter()
 
     def on_mount(self) -> None:
-        """Show the context, then count and decide (in a worker when not yet counted)."""
+        """Show the context, then count and decide (in a worker when not yet counted). The
+        first frame is the list, the bar and the verdict line; the Why tab's tables are drawn
+        after it, once the decision is in (`ContextSide`)."""
         self.query_one("#search-bar").display = False
         self._source_line = source_headline(self.artifact, self.palette)
         if self._source_line is not None:
@@ -190,11 +195,11 @@ class ContextScreen(
         self.results = results_by_call(messages)
         self.query_one(MessageList).show(messages, None, self.links)
         self.query_one(MessageList).focus()
-        self.query_one(WhyPanel).show_recorded(
-            recorded_vs_ours(self.artifact, None, self.palette),
-            timeline_renderable(self.artifact, self.palette),
-        )
         if self.snapshot is None:
+            self.query_one(WhyPanel).show_recorded(
+                recorded_vs_ours(self.artifact, None, self.palette),
+                timeline_renderable(self.artifact, self.palette),
+            )
             self.query_one("#verdict", Static).update(
                 headline(
                     self._source_line,
@@ -314,6 +319,7 @@ class ContextScreen(
         self._update_recorded()
         self.flips = None
         self._redraw()
+        self.live_decided(decision)
         # Debounced: a held key re-decides every frame but searches the flips once it settles.
         if self._flips_timer is not None:
             self._flips_timer.stop()
@@ -466,11 +472,17 @@ class ContextScreen(
 
     @work(thread=True, exclusive=True, group="count", exit_on_error=False)
     def count(self, strategy: Strategy, settings: Settings) -> None:
-        """The first decision of a strategy in a token mode (counts every message)."""
-        decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
+        """The first decision of a strategy in a token mode (counts every message; a
+        cancel, Esc on its progress or a newer count, stops it at the next message)."""
         from textual.worker import get_current_worker
 
-        if get_current_worker().is_cancelled:
+        worker = get_current_worker()
+        try:
+            with cancellable(self.counters, lambda: worker.is_cancelled):
+                decision = strategy.decide(self._prepared(strategy), settings, self.artifact)
+        except CountCancelled:
+            return  # what was counted stays in the counters for the next time
+        if worker.is_cancelled:
             return  # no one waits for it (Esc on its progress, or a newer count)
         ready = (strategy.key, strategy.counting_key(settings))
         self.post_message(self.Counted(ready, settings, decision))

@@ -246,9 +246,10 @@ def probe_counters(counters: dict[str, TokenCounter], key: str) -> list[TokenCou
 
 class CountProgress:
     """Mixin of ContextScreen: a count that takes longer than `SHOW_AFTER` s shows the
-    progress modal (messages counted, a percentage); Esc stops waiting for it. Opening the
+    progress modal (messages counted, a percentage); Esc stops the count itself at the next
+    message (`tui.count_cancel`; what was counted is kept for the next time). Opening the
     context then goes back to the browser; a `p` or `m` goes back to the previous strategy
-    and settings (the count goes on in the background and is kept for the next time)."""
+    and settings."""
 
     app: Any
     counters: dict[str, TokenCounter]
