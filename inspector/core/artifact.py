@@ -187,6 +187,8 @@ class DumpRecorded(Recorded):
 class DebugRecorded(Recorded):
     """What a debug-log run recorded: the check's reason and numbers, retries, outcome."""
 
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"duplicate_records"})
+
     #: The run's threshold_check record, as logged (None: the run has none).
     threshold_check: Mapping[str, Any] | None = None
     reason: str | None = None
@@ -203,6 +205,8 @@ class DebugRecorded(Recorded):
     silent_causes: tuple[str, ...] = ()
     other_events: tuple[Mapping[str, Any], ...] = ()
     line: int | None = None
+    #: Records logged twice (a log appended to itself, or a copy beside it): read once.
+    duplicate_records: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -108,6 +108,9 @@ class EvaluationRun:
     dump_id: str | None = None
     outcome: Outcome = "unknown"
     silent_causes: tuple[str, ...] = field(default=())
+    #: Records of this run that were logged twice (the same record at the same time, in this
+    #: log or a copy of it): read once, counted here.
+    duplicates: int = 0
 
     @property
     def processor(self) -> str | None:
@@ -290,9 +293,17 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
         items.sort(key=_time_order)
         current: dict[str, Any] | None = None
         index = 0
+        seen: dict[tuple[float, str | None], list[Mapping[str, Any]]] = {}
 
-        for _, _, record in items:
+        for when, _, record in items:
             event = record.event
+            if when != minus_infinity:  # a record without a time cannot be told from a twin
+                twins = seen.setdefault((when, event), [])
+                if any(twin == record.raw for twin in twins):
+                    if current is not None:
+                        current["duplicates"] += 1
+                    continue
+                twins.append(record.raw)
             if event == "threshold_check" or current is None:
                 if current is not None:
                     runs.append(_make_run(key, current))
@@ -305,6 +316,7 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
                     "span": None,
                     "retries": [],
                     "other": [],
+                    "duplicates": 0,
                 }
             if event == "threshold_check":
                 current["check"] = record.raw
@@ -333,6 +345,7 @@ def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
         span_built=state["span"],
         retries=tuple(state["retries"]),
         other_events=tuple(state["other"]),
+        duplicates=state["duplicates"],
     )
 
 
@@ -498,6 +511,7 @@ def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> Eva
         dump_id,
         _outcome(run, dump_id),
         _silent_causes(run, dump_id, dumps_loaded=dumps_loaded),
+        run.duplicates,
     )
 
 

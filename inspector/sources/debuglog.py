@@ -212,6 +212,7 @@ def debug_artifact(
         silent_causes=tuple(run.silent_causes),
         other_events=tuple(dict(r) for r in run.other_events),
         line=run.line,
+        duplicate_records=run.duplicates or None,
     )
     return Artifact(
         source=run.source,
