@@ -3,7 +3,9 @@
 * a JSON Lines debug log of `--mb` MB (default 60; the issue's case is 300): one session,
   threshold checks every second, every tenth one hitting and followed by a span_built and
   a retry; `inspector why --json LOG` and `inspector stats --json LOG` as whole processes,
-  against a floor process that reads and parses every line once, keeping nothing;
+  against a floor process that reads and parses every line once, keeping nothing, and
+  (for `why`, informative) a write floor that parses once and writes the same bytes with
+  stdlib json (`_WRITE_FLOOR`; the two outputs are checked equal);
 * a dump whose size is one tool message of `--message-mb` MB (default 40), its totals in
   `--message-mode` (len_div_4, as openJiuwen without a counter, or tiktoken_cl100k):
   `inspector why --json DUMP` against two floors, one that parses the file once and one
@@ -86,6 +88,75 @@ def write_big_message_dump(path: Path, megabytes: float, token_mode: str = "len_
     )
     write_dump(path, document)
     return path
+
+
+#: The second log floor: parse every line once and write the bytes `inspector why --json
+#: LOG` writes, built directly for this log's three events with stdlib json (no checks, no
+#: masking, no objects but the line's dicts): how close the inspector is to the least a
+#: Python process writing the contract's output can do. `run` checks the bytes are equal.
+_WRITE_FLOOR = (
+    "import json, sys\n"
+    "from inspector.core.timeline import SILENT_CAUSES\n"
+    "ORDER = ['dump_not_loaded', 'non_retryable', 'transient_exhausted', 'empty_reply', 'no_benefit']\n"
+    "NULLS = ('hit', 'reason', 'total_tokens', 'threshold', 'target_tokens', 'min_target_tokens', 'effective_keep')\n"
+    "SPAN = ('preserved_prefix', 'messages_to_compress', 'protected_tail')\n"
+    "source, out, dumps = sys.argv[1], sys.stdout.buffer, json.dumps\n"
+    "def line(run):\n"
+    "    check, span, retries, index, number = run\n"
+    "    reason = check.get('reason')\n"
+    "    if reason != 'reached_threshold':\n"
+    "        outcome, causes = 'not_compressed', []\n"
+    "    elif retries and retries[-1].get('retried') is False:\n"
+    "        outcome, causes = 'failed', []\n"
+    "    else:\n"
+    "        order = list(ORDER)\n"
+    "        if sum(str(r.get('error_type') or '').startswith('transient') for r in retries) >= 2:\n"
+    "            order.remove('transient_exhausted'); order.insert(1, 'transient_exhausted')\n"
+    "        outcome, causes = 'silent_end', [SILENT_CAUSES[name] for name in order]\n"
+    "    head = {'source': source, 'id': f\"{check['session_id']}/{check['context_id']}/{check['processor']}#{index}\",\n"
+    "            'kind': 'debug', 'processor': check['processor']}\n"
+    "    head.update(dict.fromkeys(NULLS))\n"
+    "    head.update(span=None, checks=[], findings=[], recorded={\n"
+    "        'threshold_check': check, 'reason': reason, 'hit': check.get('hit'),\n"
+    "        'total_tokens': check.get('total_tokens'), 'threshold': check.get('threshold'),\n"
+    "        'context_max': check.get('context_max'), 'target_tokens': check.get('target_tokens'),\n"
+    "        'min_target_tokens': check.get('min_target_tokens'), 'retries': retries,\n"
+    "        'outcome': outcome, 'span': None if span is None else {k: len(span.get(k) or []) for k in SPAN},\n"
+    "        'silent_causes': causes, 'other_events': [], 'line': number})\n"
+    "    out.write((dumps(head, ensure_ascii=False) + '\\n').encode('utf-8'))\n"
+    "run, index = None, 0\n"
+    "with open(source, 'rb') as f:\n"
+    "    for number, raw in enumerate(f, start=1):\n"
+    "        record = json.loads(raw)\n"
+    "        event = record['event']\n"
+    "        if event == 'threshold_check':\n"
+    "            if run is not None:\n"
+    "                line(run)\n"
+    "            index += 1\n"
+    "            run = (record, None, [], index, number)\n"
+    "        elif event == 'span_built':\n"
+    "            run = (run[0], record, run[2], run[3], run[4])\n"
+    "        else:\n"
+    "            run[2].append(record)\n"
+    "if run is not None:\n"
+    "    line(run)\n"
+)
+
+
+def _same_output(first: list[str], second: list[str]) -> bool:
+    """True when both commands write the same bytes (each process's output hashed)."""
+    import hashlib
+
+    digests = []
+    for argv in (first, second):
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "CONTEXT_INSPECTOR_NO_RESULT_CACHE": "1"}
+        digest = hashlib.sha256()
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, env=env) as process:
+            assert process.stdout is not None
+            for block in iter(lambda: process.stdout.read(1 << 20), b""):  # type: ignore[union-attr]
+                digest.update(block)
+        digests.append(digest.hexdigest())
+    return digests[0] == digests[1]
 
 
 #: The dump floor that also counts: parse, then count each text an exact decision needs
@@ -217,8 +288,11 @@ def run(
     cache = out / "stream-token-cache"
     started = time.perf_counter()
     lines_floor = {"parse floor: reads and parses every line once": [PYTHON, "-c", _FLOOR, str(log), "lines"]}  # fmt: skip
-    results = _pair("inspector why --json LOG", log, [*cli, "why", "--json", str(log)],
-                    lines_floor, repeat, cache)  # fmt: skip
+    why_log = [*cli, "why", "--json", str(log)]
+    write_floor = [PYTHON, "-c", _WRITE_FLOOR, str(log)]
+    same = _same_output(why_log, write_floor)
+    floors = {**lines_floor, f"write floor: parses once and writes the same bytes with stdlib json (bytes equal: {same})": write_floor}  # fmt: skip
+    results = _pair("inspector why --json LOG", log, why_log, floors, repeat, cache)
     results += _pair("inspector stats --json LOG", log, [*cli, "stats", "--json", str(log)],
                      lines_floor, repeat, cache)  # fmt: skip
     if message_mb > 0:

@@ -37,6 +37,10 @@ WORKER = str(Path(__file__).resolve().parent / "workers" / "folder.py")
 ENV = {"PYTHONDONTWRITEBYTECODE": ""}
 
 
+#: Every measure of `measure`, by the key `--only` takes.
+MEASURES = ("entries", "first", "full", "stats-header", "stats")
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -70,13 +74,25 @@ def _load() -> str:
     return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def run(out: Path, dumps: int = 5_000, sessions: int = 50, repeats: int = 2) -> list[Result]:
+def run(
+    out: Path,
+    dumps: int = 5_000,
+    sessions: int = 50,
+    repeats: int = 2,
+    only: Sequence[str] = MEASURES,
+) -> list[Result]:
     """The 5,000-dump case (folder generated or reused)."""
     folder = write_folder(out / f"folder-{dumps}-{sessions}", dumps=dumps, sessions=sessions)
-    return measure(folder, f"{dumps:,} dumps + {sessions} debug logs", repeats)
+    return measure(folder, f"{dumps:,} dumps + {sessions} debug logs", repeats, only)
 
 
-def run_big(out: Path, dumps: int = 50_000, sessions: int = 500, repeats: int = 2) -> list[Result]:
+def run_big(
+    out: Path,
+    dumps: int = 50_000,
+    sessions: int = 500,
+    repeats: int = 2,
+    only: Sequence[str] = MEASURES,
+) -> list[Result]:
     """The 50,000-file case, tiny dumps (folder generated or reused; ~3 min the first time)."""
     folder = write_folder(
         out / f"folder-{dumps}-{sessions}-tiny",
@@ -85,30 +101,32 @@ def run_big(out: Path, dumps: int = 50_000, sessions: int = 500, repeats: int = 
         messages_per_dump=6,
         tool_output_chars=80,
     )
-    return measure(folder, f"{dumps:,} tiny dumps + {sessions} debug logs", repeats)
+    return measure(folder, f"{dumps:,} tiny dumps + {sessions} debug logs", repeats, only)
 
 
-def measure(folder: Path, what: str, repeats: int) -> list[Result]:
-    """Rows, full load and stats against the floor, on one folder."""
+def measure(folder: Path, what: str, repeats: int, only: Sequence[str] = MEASURES) -> list[Result]:
+    """Rows, full load and stats against the floor, on one folder (`only`: those measures)."""
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
     files = sum(1 for p in folder.rglob("*.json*") if p.is_file())
     label = f"{what} ({files:,} files, {size_mb:.0f} MB)"
     stats = [PYTHON, "-m", "inspector", "stats", "--json"]
+    commands = {
+        "floor": [PYTHON, WORKER, "floor", str(folder)],
+        "entries": [PYTHON, WORKER, "entries", str(folder)],
+        "first": [PYTHON, WORKER, "loader-first", str(folder)],
+        "stats-header": [*stats, "--no-findings", str(folder)],
+        "full": [PYTHON, WORKER, "loader-all", str(folder)],
+        "stats": [*stats, str(folder)],
+    }
     best = interleaved(
-        {
-            "floor": [PYTHON, WORKER, "floor", str(folder)],
-            "entries": [PYTHON, WORKER, "entries", str(folder)],
-            "first": [PYTHON, WORKER, "loader-first", str(folder)],
-            "stats-header": [*stats, "--no-findings", str(folder)],
-            "full": [PYTHON, WORKER, "loader-all", str(folder)],
-            "stats": [*stats, str(folder)],
-        },
-        repeats,
+        {key: argv for key, argv in commands.items() if key == "floor" or key in only}, repeats
     )
     floor, floor_cpu = best["floor"]
     load = _load()
 
-    def row(key: str, name: str, goal: str, ok: bool, note: str, ratio: bool) -> Result:
+    def row(key: str, name: str, goal: str, ok: bool, note: str, ratio: bool) -> Result | None:
+        if key not in best:
+            return None
         wall, cpu = best[key]
         extra = f"; CPU {cpu:.2f} s" + (f" (floor {floor_cpu:.2f} s)" if ratio else "")
         return Result(
@@ -122,12 +140,12 @@ def measure(folder: Path, what: str, repeats: int) -> list[Result]:
             note=f"{note}{extra}; {load}",
         )
 
-    return [
+    rows = [
         row(
             "entries",
             f"browser rows visible, list_entries + entry_details of 50 rows, {label}",
             "< 1 s",
-            best["entries"][0] < 1.0,
+            best.get("entries", (0.0, 0.0))[0] < 1.0,
             "whole process: inspector.sources.entries (scan, stat, names; first screen's headers)",
             False,
         ),
@@ -143,7 +161,7 @@ def measure(folder: Path, what: str, repeats: int) -> list[Result]:
             "full",
             f"full load (every result of load_paths, token cache), {label}",
             "<= 1.5x floor",
-            best["full"][0] <= 1.5 * floor,
+            best.get("full", (0.0, 0.0))[0] <= 1.5 * floor,
             "whole process: every dump rebuilt, token mode inferred, debug runs linked",
             True,
         ),
@@ -151,7 +169,7 @@ def measure(folder: Path, what: str, repeats: int) -> list[Result]:
             "stats-header",
             f"inspector stats --json --no-findings (header-level pass), {label}",
             "<= 1.5x floor",
-            best["stats-header"][0] <= 1.5 * floor,
+            best.get("stats-header", (0.0, 0.0))[0] <= 1.5 * floor,
             "floor reads + parses every file, nothing else",
             True,
         ),
@@ -164,13 +182,30 @@ def measure(folder: Path, what: str, repeats: int) -> list[Result]:
             True,
         ),
     ]
+    return [result for result in rows if result is not None]
+
+
+def main(argv: Sequence[str]) -> None:
+    """`python -m bench.bench_folder [--big] [--repeats N] [--only full,stats-header,...]`."""
+    import argparse
+
+    from bench.common import out_dir
+    from bench.run_all import print_table
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--big", action="store_true", help="the 50,000-file folder")
+    parser.add_argument("--repeats", type=int, default=2, help="rounds (best of; default 2)")
+    parser.add_argument("--only", default=",".join(MEASURES), help="measures, comma-separated")
+    args = parser.parse_args(argv)
+    only = [name for name in args.only.split(",") if name]
+    unknown = sorted(set(only) - set(MEASURES))
+    if unknown:
+        parser.error(f"unknown measure(s) {', '.join(unknown)}; known: {', '.join(MEASURES)}")
+    chosen = run_big if args.big else run
+    print_table(chosen(out_dir(), repeats=args.repeats, only=only))
 
 
 if __name__ == "__main__":
     import sys
 
-    from bench.common import out_dir
-    from bench.run_all import print_table
-
-    chosen = run_big if "--big" in sys.argv[1:] else run
-    print_table(chosen(out_dir()))
+    main(sys.argv[1:])

@@ -216,3 +216,46 @@ def test_only_runs_that_printed_are_stored_and_replayed_with_their_status(
     assert (
         (again.out, again.err) == (first.out, first.err) == ('{"kind": "x"}\n', "note: something\n")
     )
+
+
+def test_output_too_big_to_store_is_passed_on_and_not_kept(
+    cache_dir: Path,
+    dump: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept: list[result_cache._Events] = []
+    real = result_cache._Events
+
+    def small() -> result_cache._Events:
+        kept.append(real(limit=1000))
+        return kept[-1]
+
+    monkeypatch.setattr(result_cache, "_Events", small)
+    args = argparse.Namespace(sources=[str(dump)], json=True)
+
+    def prints(_: argparse.Namespace) -> int:
+        for number in range(100):
+            print(json.dumps({"kind": "x", "n": number}))
+        return 0
+
+    assert result_cache.cached_run("why", args, prints, cache_dir) == 0
+    assert capsys.readouterr().out.count("\n") == 100  # all of it written
+    assert kept[0].full and len(kept[0]) == 0  # none of it held once past the limit
+    assert _entries(cache_dir) == []  # nor stored (as write_entry refuses such output)
+
+
+def test_a_streamed_log_is_not_recorded(
+    cache_dir: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.cli import run_support
+
+    log = next(Path(__file__).resolve().parents[1].glob("sample_dumps/**/context_debug/*.jsonl"))
+    status, out, _ = _why(capfd, str(log))
+    assert status == 0 and len(_entries(cache_dir)) == 1  # read by the loader: stored
+    shutil.rmtree(cache_dir)
+    monkeypatch.setattr(why_cli, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(run_support, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(result_cache, "_recording", _fail)
+    assert _why(capfd, str(log))[:2] == (0, out)  # streamed: the same lines, nothing recorded
+    assert _entries(cache_dir) == []

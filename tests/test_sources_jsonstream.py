@@ -262,5 +262,6 @@ def test_one_huge_string_is_read_without_the_windows_copies() -> None:
     finally:
         tracemalloc.stop()
     assert len(value["request"]["messages"][0]["content"]) == size
-    # the string once, its pieces once while joining, a window: not the window's doubling
-    assert peak < 2.25 * size, peak / size
+    # the string once (grown in place), a window and one piece: neither the window's
+    # doubling nor the pieces beside their join (which needed ~2x)
+    assert peak < 1.3 * size, peak / size  # measured ~1.1x

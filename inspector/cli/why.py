@@ -11,6 +11,8 @@ from inspector.cli.report import add_pin_argument, pins_of, with_pins
 from inspector.cli.run_support import ReportRun
 from inspector.core.strategy.report import why_json
 from inspector.render.why_report import why_report
+from inspector.sources.debugstream import streamable
+from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.result_cache import cached_run
 
 
@@ -30,7 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report (Rich) or JSON Lines; exit 1 if any input was unreadable. A --json
-    run over files alone is replayed from the whole-file result cache when nothing changed."""
+    run over files alone is replayed from the whole-file result cache when nothing changed,
+    except for debug logs streamed (`debugstream.streamable`): their output, about 2.5x the
+    log, is more than an entry may hold, so recording it would only cost memory."""
+    if streamable(list(getattr(args, "sources", None) or []), STREAM_MIN_BYTES) is not None:
+        return _run(args)
     return cached_run("why", args, _run)
 
 

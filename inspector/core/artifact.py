@@ -13,7 +13,7 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -98,21 +98,57 @@ class Recorded(Mapping[str, Any]):
         if key not in names:
             raise KeyError(key)
         value = getattr(self, key)
+        kind = type(value)
+        if kind is str or kind is int or kind is float or kind is bool:
+            return value  # `_plain` of a scalar, without the call
         if value is None and key in self.OPTIONAL:
             raise KeyError(key)
         return _plain(value)
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """`Mapping.get` without its exception round trip (findings and stats read a few
+        keys of every artifact)."""
+        names = _FIELD_SETS.get(type(self))
+        if names is None:
+            names = _FIELD_SETS[type(self)] = frozenset(self.keys_of())
+        if key not in names:
+            return default
+        value = getattr(self, key)
+        if value is None:
+            return default if key in self.OPTIONAL else None
+        return _plain(value)
+
+    def _present(self) -> list[str]:
+        optional = self.OPTIONAL
+        return [n for n in self.keys_of() if n not in optional or getattr(self, n) is not None]
+
     def __iter__(self) -> Iterator[str]:
-        for name in self.keys_of():
-            if name not in self.OPTIONAL or getattr(self, name) is not None:
-                yield name
+        return iter(self._present())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._present())
+
+    def keys(self) -> KeysView[str]:
+        """The keys, as a view iterating a list (`dict(recorded)` reads it once per line of
+        `why --json`: a view over `__iter__` costs a generator step per key)."""
+        return _RecordedKeys(self, self._present())
 
     def to_dict(self) -> dict[str, Any]:
         """The `recorded` object of `why --json`."""
         return {name: self[name] for name in self}
+
+
+class _RecordedKeys(KeysView[str]):
+    """`Recorded.keys()`: a keys view whose iteration is a list's."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, mapping: Recorded, names: list[str]) -> None:
+        super().__init__(mapping)
+        self._names = names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -151,6 +187,8 @@ class DumpRecorded(Recorded):
 class DebugRecorded(Recorded):
     """What a debug-log run recorded: the check's reason and numbers, retries, outcome."""
 
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"duplicate_records"})
+
     #: The run's threshold_check record, as logged (None: the run has none).
     threshold_check: Mapping[str, Any] | None = None
     reason: str | None = None
@@ -167,6 +205,8 @@ class DebugRecorded(Recorded):
     silent_causes: tuple[str, ...] = ()
     other_events: tuple[Mapping[str, Any], ...] = ()
     line: int | None = None
+    #: Records logged twice (a log appended to itself, or a copy beside it): read once.
+    duplicate_records: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -126,8 +126,11 @@ def _may_hold_secret(text: str) -> bool:
     the assignment masks match ignoring case, which this does not model: then True.
     """
     low = text.lower()
-    if len(low) != len(text):
-        return True
+    return len(low) != len(text) or _low_may_hold(low)
+
+
+def _low_may_hold(low: str) -> bool:
+    """The substring tests of `_may_hold_secret` on lower-cased text of unchanged length."""
     for fragment in _LOW_FRAGMENTS:
         if fragment in low:
             return True
@@ -140,6 +143,21 @@ def _may_hold_secret(text: str) -> bool:
                 return True
             at = low.find(word, at + 1)
     return False
+
+
+def _json_may_change(text: str) -> bool:
+    """False only when masking no string and no field of a JSON value can change it, judged
+    on `text`, that value as `json.dumps(..., ensure_ascii=False)` writes it.
+
+    Sound because every trigger of `_may_hold_secret` found in a string is found in its JSON
+    form: the fragments and words hold no character JSON escapes, and a follower that JSON
+    escapes (a quote, a backslash, a control character) is written starting with a
+    backslash, itself a follower. A secret-named field (`secret_field`) ends, after
+    stripping, in one of `_LOW_WORDS` or in `cookie`, and is followed in the text by its
+    closing quote or by whitespace (a follower either way), so it is caught too.
+    """
+    low = text.lower()
+    return len(low) != len(text) or "cookie" in low or _low_may_hold(low)
 
 
 def apply_masks(text: str) -> str:
@@ -174,9 +192,12 @@ class Masker:
         self._literal_re = (
             re.compile("|".join(re.escape(s) for s in self.literals)) if self.literals else None
         )
+        #: Each literal as it appears inside a JSON string written by `json_text`.
+        self._json_literals = tuple(json.dumps(s, ensure_ascii=False)[1:-1] for s in self.literals)
         self._memo: dict[str, str] = {}
         self._changed: dict[str, bool] = {}
         self._keys: dict[str, int] = {}
+        self._skeletons: dict[bytes, bool] = {}
 
     def with_secrets(self, secrets: Iterable[str]) -> Masker:
         """A masker that also masks these literals."""
@@ -204,10 +225,40 @@ class Masker:
 
     def json_text(self, value: Any) -> str:
         """`json.dumps(self.value(value), ensure_ascii=False, default=str)`, without the copy
-        when masking would change nothing (`_changes`: most lines of a big log)."""
-        if type(self) is Masker and self.enabled and not self._changes(value):
-            return json.dumps(value, ensure_ascii=False, default=str)
+        when masking would change nothing: first judged on the written text
+        (`_json_may_change`, a few substring searches: most lines of a big log), then by a
+        walk (`_changes`). A value JSON cannot write natively takes the copy."""
+        if type(self) is not Masker or not self.enabled:
+            return json.dumps(self.value(value), ensure_ascii=False, default=str)
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return json.dumps(self.value(value), ensure_ascii=False, default=str)
+        if not self._text_may_change(text) or not self._changes(value):
+            return text
         return json.dumps(self.value(value), ensure_ascii=False, default=str)
+
+    def _text_may_change(self, text: str) -> bool:
+        """`_json_may_change`, also True when a literal may be in the value's strings.
+
+        Remembered per *skeleton*, the text's UTF-8 bytes without ASCII digits (the lines of
+        a big log differ mostly in numbers): no trigger holds a digit and a digit lower-cases
+        to itself, so each trigger found in the text is found in its skeleton, and a
+        skeleton judged unchanging vouches for every text that has it."""
+        if self._json_literals and any(literal in text for literal in self._json_literals):
+            return True
+        if len(text) > _SKELETON_MAX_CHARS:
+            return _json_may_change(text)
+        try:
+            skeleton = text.encode("utf-8").translate(None, _DIGITS)
+        except UnicodeEncodeError:  # a lone surrogate
+            return _json_may_change(text)
+        known = self._skeletons.get(skeleton)
+        if known is None:
+            if len(self._skeletons) >= _SKELETONS_MAX:
+                self._skeletons.clear()
+            known = self._skeletons[skeleton] = _json_may_change(skeleton.decode("utf-8"))
+        return known
 
     def _changes(self, value: Any) -> bool:
         """True when `_value(value)` would differ from `value` as JSON; also for any type but
@@ -322,6 +373,11 @@ _KEY_KEPT, _KEY_SECRET, _KEY_CHANGES = 0, 1, 2
 #: masker (the memo is emptied when full): a few MB at most.
 _MEMO_MAX_CHARS = 512
 _MEMO_MAX_ENTRIES = 8192
+#: `Masker._text_may_change` remembers this many line skeletons (of what `json_text` wrote).
+_SKELETONS_MAX = 1024
+#: Longer texts are judged anew each time (the memo holds at most ~16 MB).
+_SKELETON_MAX_CHARS = 16384
+_DIGITS = b"0123456789"
 
 
 def secret_field(name: str) -> bool:

@@ -61,25 +61,75 @@ def _candidates(message: Message) -> list[str]:
     return texts
 
 
+#: Texts at least this long are scanned for paths only around their slashes (`_slash_runs`).
+_LONG_TEXT = 64 * 1024
+#: The characters a `_PATH_RE` match is made of (each match lies in one run of them).
+_RUN_CHARS = r"[\w./~-]"
+_RUN_END_RE = re.compile(_RUN_CHARS + "*")
+#: At most one slash per this many characters for the run scan (denser: one whole scan).
+_SLASH_SPACING = 256
+#: Words one of which every match of `_ERROR_LINE_RE` holds.
+_ERROR_WORDS = ("Error", "Exception", "Failure", "Traceback", "FAILED", "ERROR", "error")
+#: Words one of which every match of `_DEF_RE` holds ("function" holds "func").
+_DEF_WORDS = ("def", "class", "fn", "func")
+
+
+def _slash_runs(text: str) -> list[tuple[int, int]]:
+    """The maximal runs of `_RUN_CHARS` that hold a slash, as (start, end), in order."""
+    runs: list[tuple[int, int]] = []
+    at = text.find("/")
+    while at >= 0:
+        back = 64
+        while True:  # the run's start: its end in the reversed text before it, doubling
+            low = max(at - back, 0)
+            before = _RUN_END_RE.match(text[low:at][::-1])
+            length = before.end() if before else 0
+            if length < at - low or low == 0:
+                break
+            back *= 2
+        after = _RUN_END_RE.match(text, at)
+        end = after.end() if after else at + 1
+        runs.append((at - length, end))
+        at = text.find("/", end)
+    return runs
+
+
 def _paths(text: str) -> list[str]:
+    """Paths in `text`. A long text is scanned only in the runs that hold a slash (with one
+    character either side, all the pattern's look-arounds see), so the matches are those of
+    a scan of the whole text: every match is made of `_RUN_CHARS`, holds a slash, and can
+    start only where the character before it is not one of them (or after a `~`)."""
+    if len(text) < _LONG_TEXT or text.count("/") * _SLASH_SPACING > len(text):
+        spans: list[tuple[int, int]] = [(0, len(text))]
+    else:
+        spans = [(max(a - 1, 0), min(b + 1, len(text))) for a, b in _slash_runs(text)]
     found = []
-    for match in _PATH_RE.finditer(text):
-        path = match.group(1).rstrip(".")
-        if (
-            path.count("/") >= 1
-            and len(path) > 3
-            and "://" not in text[max(match.start() - 3, 0) : match.start() + 3]
-        ):
-            found.append(path)
+    for low, high in spans:
+        piece = text if (low, high) == (0, len(text)) else text[low:high]
+        for match in _PATH_RE.finditer(piece):
+            path = match.group(1).rstrip(".")
+            start = low + match.start()
+            if (
+                path.count("/") >= 1
+                and len(path) > 3
+                and "://" not in text[max(start - 3, 0) : start + 3]
+            ):
+                found.append(path)
     return found
 
 
 def _identifiers(text: str) -> list[str]:
-    names = [*_BACKTICK_RE.findall(text), *_DEF_RE.findall(text), *_CALL_RE.findall(text)]
+    names = [
+        *(_BACKTICK_RE.findall(text) if "`" in text else ()),
+        *(_DEF_RE.findall(text) if any(word in text for word in _DEF_WORDS) else ()),
+        *(_CALL_RE.findall(text) if "(" in text else ()),
+    ]
     return [n for n in names if len(n) >= 4 and n not in _COMMON_WORDS and "/" not in n]
 
 
 def _errors(text: str) -> list[str]:
+    if not any(word in text for word in _ERROR_WORDS):
+        return []
     out = []
     for match in _ERROR_LINE_RE.finditer(text):
         line = " ".join(match.group(1).split())
@@ -116,7 +166,10 @@ def error_mentioned(error: str, summary: str) -> bool:
 
 
 def _result_path(message: Message) -> str | None:
-    result = parse_jsonish_tool_result(message_to_text(message))
+    text = message_to_text(message)
+    if "file_path" not in text and "\\" not in text:
+        return None  # no escape can spell the key, and it is not there as written
+    result = parse_jsonish_tool_result(text)
     path = result.get("file_path") if isinstance(result, dict) else None
     return path if isinstance(path, str) else None
 

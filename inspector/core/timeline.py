@@ -16,8 +16,10 @@ and context timed after the previous call of that key and no later than it
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 Outcome = Literal["compressed", "not_compressed", "silent_end", "failed", "unknown"]
@@ -38,9 +40,15 @@ SILENT_CAUSES: dict[str, str] = {
 }
 
 
+_UNSAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@lru_cache(maxsize=65536)
 def safe_name(value: str) -> str:
-    """openJiuwen's `safe()` for file and folder names: runs outside [A-Za-z0-9_.-] become '-'."""
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-")[:80]
+    """openJiuwen's `safe()` for file and folder names: runs outside [A-Za-z0-9_.-] become '-'.
+
+    Remembered per value: a folder's load asks for the same few session ids many times."""
+    cleaned = _UNSAFE_RE.sub("-", value).strip("-")[:80]
     return cleaned or "unknown"
 
 
@@ -100,6 +108,9 @@ class EvaluationRun:
     dump_id: str | None = None
     outcome: Outcome = "unknown"
     silent_causes: tuple[str, ...] = field(default=())
+    #: Records of this run that were logged twice (the same record at the same time, in this
+    #: log or a copy of it): read once, counted here.
+    duplicates: int = 0
 
     @property
     def processor(self) -> str | None:
@@ -270,22 +281,29 @@ def _text(value: Any) -> str | None:
 
 def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
     """Split debug records into evaluation runs per (processor, session, context), in time order."""
-    by_key: dict[RunKey, list[tuple[int, DebugRecord]]] = {}
+    by_key: dict[RunKey, list[tuple[float, int, DebugRecord]]] = {}
+    minus_infinity = float("-inf")
     for order, record in enumerate(records):
-        by_key.setdefault(record.key, []).append((order, record))
+        when = record.timestamp
+        by_key.setdefault(record.key, []).append(
+            (minus_infinity if when is None else when, order, record)
+        )
     runs: list[EvaluationRun] = []
     for key, items in by_key.items():
-        items.sort(
-            key=lambda pair: (
-                pair[1].timestamp if pair[1].timestamp is not None else float("-inf"),
-                pair[0],
-            )
-        )
+        items.sort(key=_time_order)
         current: dict[str, Any] | None = None
         index = 0
+        seen: dict[tuple[float, str | None], list[Mapping[str, Any]]] = {}
 
-        for _, record in items:
+        for when, _, record in items:
             event = record.event
+            if when != minus_infinity:  # a record without a time cannot be told from a twin
+                twins = seen.setdefault((when, event), [])
+                if any(twin == record.raw for twin in twins):
+                    if current is not None:
+                        current["duplicates"] += 1
+                    continue
+                twins.append(record.raw)
             if event == "threshold_check" or current is None:
                 if current is not None:
                     runs.append(_make_run(key, current))
@@ -298,6 +316,7 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
                     "span": None,
                     "retries": [],
                     "other": [],
+                    "duplicates": 0,
                 }
             if event == "threshold_check":
                 current["check"] = record.raw
@@ -312,6 +331,10 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
     return runs
 
 
+def _time_order(item: tuple[float, int, DebugRecord]) -> tuple[float, int]:
+    return item[0], item[1]
+
+
 def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
     return EvaluationRun(
         key=key,
@@ -322,6 +345,7 @@ def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
         span_built=state["span"],
         retries=tuple(state["retries"]),
         other_events=tuple(state["other"]),
+        duplicates=state["duplicates"],
     )
 
 
@@ -359,15 +383,17 @@ def link_runs(
     A dump missing its processor, session or context matches any run on that part.
     `dumps_loaded`: whether the sources could have shown the runs' dumps (False: a debug log
     given alone, so "its dump is elsewhere" is the first silent cause).
+
+    The latest run of a key is found by bisection in the key's runs sorted by time, so a
+    folder links in O((runs + dumps) log runs); the rule is that of `_best_candidate`.
     """
-    visible = dumps_loaded
     by_key: dict[RunKey, list[int]] = {}
     for position, run in enumerate(runs):
-        if _ended_by_retry(run) or run.reason not in (None, "reached_threshold"):
-            continue
-        by_key.setdefault(_norm_key(*run.key), []).append(position)
+        if _linkable(run):
+            by_key.setdefault(_norm_key(*run.key), []).append(position)
     linked: dict[int, str] = {}
     times = [run.timestamp for run in runs]  # a property that walks the run's records
+    keys = {key: _KeyRuns(positions, times) for key, positions in by_key.items()}
     for dump in sorted(
         dumps, key=lambda d: d.timestamp if d.timestamp is not None else float("inf")
     ):
@@ -375,58 +401,124 @@ def link_runs(
             candidates: list[int] = [
                 p
                 for p, run in enumerate(runs)
-                if not _ended_by_retry(run)
-                and run.reason in (None, "reached_threshold")
+                if _linkable(run)
                 and _same(run.key[0], dump.processor, "")
                 and _same(run.key[1], dump.session_id, "unknown_session")
                 and _same(run.key[2], dump.context_id, "unknown_context")
             ]
+            best = _best_candidate(candidates, times, linked, dump.timestamp)
         else:
-            candidates = by_key.get(_norm_key(dump.processor, dump.session_id, dump.context_id), [])
-        best: int | None = None
-        best_time = float("-inf")
-        for position in candidates:
-            if position in linked:
-                continue
-            run_time = times[position]
-            if dump.timestamp is not None and run_time is not None:
-                if run_time > dump.timestamp + LINK_TOLERANCE_SECONDS:
-                    continue
-                if run_time >= best_time:
-                    best, best_time = position, run_time
-            elif best is None:
-                best = position
+            key_runs = keys.get(_norm_key(dump.processor, dump.session_id, dump.context_id))
+            best = None if key_runs is None else key_runs.take(dump.timestamp, linked)
         if best is not None:
             linked[best] = dump.id
     out: list[EvaluationRun] = []
     by_dump: dict[str, EvaluationRun] = {}
     for position, run in enumerate(runs):
         dump_id = linked.get(position)
-        done = replace(
-            run,
-            dump_id=dump_id,
-            outcome=_outcome(run, dump_id),
-            silent_causes=_silent_causes(run, dump_id, dumps_loaded=visible),
-        )
+        done = _settled(run, dump_id, dumps_loaded)
         out.append(done)
         if dump_id is not None:
             by_dump[dump_id] = done
     return out, by_dump
 
 
+def _linkable(run: EvaluationRun) -> bool:
+    """A run that may have written a dump: not ended by a retry, and its check said go."""
+    return not _ended_by_retry(run) and run.reason in (None, "reached_threshold")
+
+
+def _best_candidate(
+    candidates: Sequence[int],
+    times: Sequence[float | None],
+    linked: Mapping[int, str],
+    when: float | None,
+) -> int | None:
+    """The run a dump at `when` links to among `candidates` (positions, ascending): the
+    unlinked one with the latest time no later than `when` (+ tolerance), the later
+    position on a tie; with no such time known, the first unlinked one without a time
+    (or, for a dump without a time, the first unlinked one)."""
+    best: int | None = None
+    best_time = float("-inf")
+    for position in candidates:
+        if position in linked:
+            continue
+        run_time = times[position]
+        if when is not None and run_time is not None:
+            if run_time > when + LINK_TOLERANCE_SECONDS:
+                continue
+            if run_time >= best_time:
+                best, best_time = position, run_time
+        elif best is None:
+            best = position
+    return best
+
+
+class _KeyRuns:
+    """The linkable runs of one key, for `_best_candidate`'s rule by bisection: runs with a
+    time sorted by (time, position), the others by position; linked ones are dropped as
+    they are met."""
+
+    __slots__ = ("positions", "times", "timed", "timed_keys", "untimed")
+
+    def __init__(self, positions: list[int], times: Sequence[float | None]) -> None:
+        self.positions = positions
+        self.times = times
+        pairs = sorted((t, p) for p in positions if (t := times[p]) is not None)
+        self.timed = [p for _, p in pairs]
+        self.timed_keys = [t for t, _ in pairs]
+        self.untimed = [p for p in positions if times[p] is None]
+
+    def take(self, when: float | None, linked: Mapping[int, str]) -> int | None:
+        """The run a dump at `when` links to (removed from the lists), or None."""
+        if when is None:
+            best = _best_candidate(self.positions, self.times, linked, None)
+            if best is not None:
+                self._drop(best)
+            return best
+        index = bisect_right(self.timed_keys, when + LINK_TOLERANCE_SECONDS)
+        while index > 0:
+            index -= 1
+            position = self.timed[index]
+            del self.timed[index], self.timed_keys[index]
+            if position not in linked:
+                return position
+        while self.untimed:
+            position = self.untimed.pop(0)
+            if position not in linked:
+                return position
+        return None
+
+    def _drop(self, position: int) -> None:
+        if position in self.untimed:
+            self.untimed.remove(position)
+        elif position in self.timed:
+            index = self.timed.index(position)
+            del self.timed[index], self.timed_keys[index]
+
+
+def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> EvaluationRun:
+    """The run with its dump, outcome and silent causes set."""
+    return EvaluationRun(
+        run.key,
+        run.index,
+        run.source,
+        run.line,
+        run.threshold_check,
+        run.span_built,
+        run.retries,
+        run.other_events,
+        dump_id,
+        _outcome(run, dump_id),
+        _silent_causes(run, dump_id, dumps_loaded=dumps_loaded),
+        run.duplicates,
+    )
+
+
 def settle_alone(run: EvaluationRun) -> EvaluationRun:
     """The run `link_runs([run], [], dumps_loaded=False)` gives (a debug log given alone: no
     dump to link), with its outcome and silent causes, without the linking."""
-    values = {name: getattr(run, name) for name in _RUN_FIELDS}
-    values.update(
-        dump_id=None,
-        outcome=_outcome(run, None),
-        silent_causes=_silent_causes(run, None, dumps_loaded=False),
-    )
-    return EvaluationRun(**values)
-
-
-_RUN_FIELDS = tuple(f.name for f in fields(EvaluationRun))
+    return _settled(run, None, False)
 
 
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:

@@ -58,6 +58,10 @@ PROBE = Message(
 PARALLEL_MIN_CHARS = 4_000_000
 
 
+#: Whole-text counts a cache remembers in memory (`TokenCache.lookup_text`).
+_TEXTS_REMEMBERED = 4096
+
+
 def default_cache_dir() -> Path:
     """$CONTEXT_INSPECTOR_CACHE_DIR, else the platform's user cache folder for the inspector."""
     configured = os.environ.get(CACHE_DIR_ENV)
@@ -126,6 +130,9 @@ class TokenCache:
         self._pending_samples: list[tuple[str, str, str]] = []
         self.hits = 0
         self.misses = 0
+        #: Whole-text counts seen in this process, by (counter identity, text): a folder's
+        #: dumps list the same tools again and again, each an SQLite look-up otherwise.
+        self._texts: dict[tuple[str, str], int] = {}
 
     # --- connection ---------------------------------------------------------------------
 
@@ -286,12 +293,24 @@ class TokenCache:
     def lookup_text(self, counter: TokenCounter, text: str) -> int | None:
         """A stored count of a whole text (the tool list's pieces), or None."""
         self.verify(counter)
+        seen = self._texts.get((counter.identity, text))
+        if seen is not None:
+            return seen
         key = text_key(counter, text)
-        return self.get_many([key]).get(key)
+        found = self.get_many([key]).get(key)
+        if found is not None:
+            self._remember_text(counter, text, found)
+        return found
 
     def save_text(self, counter: TokenCounter, text: str, tokens: int) -> None:
         """Remember a whole text's count."""
+        self._remember_text(counter, text, tokens)
         self.put_many([(text_key(counter, text), tokens)])
+
+    def _remember_text(self, counter: TokenCounter, text: str, tokens: int) -> None:
+        if len(self._texts) >= _TEXTS_REMEMBERED:
+            self._texts.clear()
+        self._texts[(counter.identity, text)] = tokens
 
     def prefetch(self, counter: TokenCounter, messages: Sequence[Message]) -> int:
         """Seed `counter`'s memory with every stored count of `messages`; how many were found."""
@@ -363,6 +382,7 @@ class TokenCache:
     def _discard(self, connection: sqlite3.Connection, why: str) -> None:
         """Empty the cache (every identity: a wrong entry may be anyone's) and say why."""
         self._pending.clear()
+        self._texts.clear()
         self._pending_samples.clear()
         try:
             connection.execute("BEGIN IMMEDIATE")
@@ -421,6 +441,7 @@ class TokenCache:
         """Delete the cache files (including set-aside corrupt ones); bytes freed."""
         with self._lock:
             self._pending.clear()
+            self._texts.clear()
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None

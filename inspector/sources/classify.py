@@ -15,7 +15,9 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ from inspector.sources.debuglog import (
     near_debug_record,
 )
 from inspector.sources.dump import DumpFile, looks_like_dump, parse_dump, strip_dump
-from inspector.sources.files import read_regular
+from inspector.sources.files import DUMP_NAME_RE, read_regular
 from inspector.sources.formats import (
     is_message_dict,
     looks_like_message_container,
@@ -42,9 +44,13 @@ from inspector.sources.formats import (
     read_message_list,
 )
 from inspector.sources.jsonio import (
+    MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
     MAX_FILE_BYTES,
+    STREAM_MIN_BYTES,
     ReadProblem,
+    loads_strict,
+    parsed_too_deep,
     read_json_file,
     summarize_problems,
 )
@@ -118,6 +124,8 @@ def _walk_for_depth(document: Any) -> bool:
     """Header-level loads walk a document for nesting depth unless it is a dump or a debug
     record: only their fixed, shallow keys are read then, so the C parser's own limit
     (Python's recursion limit) is guard enough."""
+    if type(document) is dict and type(document.get("event")) is str:
+        return False  # a debug record (what looks_like_debug_record says), cheaply
     return not (looks_like_dump(document) or looks_like_debug_record(document))
 
 
@@ -130,10 +138,52 @@ def load_one(
     header_only: bool = False,
 ) -> FileLoad:
     """Read one file into a FileLoad (a header-level load strips dumps of their messages)."""
-    load = _read_file(path, group, explicit, max_file_bytes, skipped, header_only)
+    load = None
+    if DUMP_NAME_RE.match(path.name):
+        load = _dump_the_short_way(path, group, explicit, max_file_bytes, header_only)
+    if load is None:
+        load = _read_file(path, group, explicit, max_file_bytes, skipped, header_only)
     if header_only:
         for index, dump in enumerate(load.dumps):
             load.dumps[index], load.after_counts[dump.id] = strip_dump(dump)
+    return load
+
+
+def _dump_the_short_way(
+    path: Path, group: int, explicit: bool, max_file_bytes: int, header_only: bool
+) -> FileLoad | None:
+    """A file named like a dump that holds one well-formed dump, read with one stat and one
+    read and no classification chain: the FileLoad `_read_file` makes of it. None for
+    anything else (not a regular file, too big to read whole, no UTF-8, no JSON, nested
+    too deeply, not a dump, a dump with a bad key): the long way then reads it again and
+    says what is wrong, where."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    limit = min(max_file_bytes + 1, STREAM_MIN_BYTES, MAX_DOCUMENT_BYTES + 1)
+    if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size < limit:
+        return None
+    try:
+        data = read_regular(path)
+        if data.find(b"\x00", 0, 8192) >= 0:
+            return None
+        text = data.decode("utf-8-sig")
+        document = loads_strict(text)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if type(document) is not dict or "event" in document or not looks_like_dump(document):
+        return None
+    # what read_json_file checks (a header-level load reads a dump's fixed keys only)
+    if not header_only and text.count("[") + text.count("{") > MAX_DEPTH:
+        if parsed_too_deep(document):
+            return None
+    try:
+        dump = parse_dump(document, str(path))
+    except (*_CAUGHT, RecursionError):
+        return None
+    load = FileLoad(path, group, explicit, info.st_mtime)
+    load.dumps.append(dump)
     return load
 
 
@@ -374,10 +424,21 @@ def _classify(
     return bad_records
 
 
+#: Events of openJiuwen's compressor debug records (none is a watch line's or a model call's).
+_DEBUG_EVENTS = frozenset({"threshold_check", "span_built", "compression_retry"})
+
+
 def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: bool) -> bool:
     """Read one document into `load` if it is one of the formats (raising when it is broken);
     False when it is none of them."""
     line = int(where.split()[1]) if where and where.startswith("line ") else None
+    if type(document) is dict:
+        event = document.get("event")
+        if type(event) is str and event in _DEBUG_EVENTS:
+            # the usual line of a debug log: what the chain below decides for it, directly
+            check_debug_record(document)
+            load.records.append(DebugRecord(document, str(load.path), line))
+            return True
     if looks_like_watch_line(document):
         load.watch_lines += 1
         context = document.get("snapshot") if document.get("event") == "artifact" else None

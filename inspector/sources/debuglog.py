@@ -15,7 +15,9 @@ scenario's `input.json`): then that snapshot is its context (rules in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
@@ -45,7 +47,12 @@ def near_debug_record(document: Any) -> bool:
 
 
 def check_debug_record(record: Mapping[str, Any]) -> None:
-    """Raise FormatError naming the first known key that has the wrong type (`formats.debug`)."""
+    """Raise FormatError naming the first known key that has the wrong type (`formats.debug`).
+
+    A record whose known keys plainly have the types the model wants (`plainly_valid`: the
+    common case) is not handed to pydantic."""
+    if plainly_valid(record):
+        return
     try:
         parse_debug_record(record)
     except FormatError as error:
@@ -54,15 +61,120 @@ def check_debug_record(record: Mapping[str, Any]) -> None:
         raise FormatError(f"{kind}: {error.message}", error.where) from None
 
 
+#: The largest magnitude of an integer `formats.base.Int` / `Count` accept.
+_INT_MAX = int(sys.float_info.max)
+#: What a known key must hold (besides null) for its model to surely accept it.
+TEXT, BOOL, COUNT, INT, NUMBER, SPANS = "text", "bool", "count", "int", "number", "spans"
+
+#: The known keys of each model of `inspector.formats.debug` and what each must hold
+#: (`tests/test_stream_fast_paths.py` holds these tables to the models' fields, and the
+#: verdicts to pydantic's).
+COMMON_KEYS: dict[str, str] = {
+    "timestamp": NUMBER,
+    "processor": TEXT,
+    "session_id": TEXT,
+    "context_id": TEXT,
+    "phase": TEXT,
+}
+EVENT_KEYS: dict[str, dict[str, str]] = {
+    "threshold_check": {
+        "total_tokens": COUNT,
+        "context_max": COUNT,
+        "threshold": COUNT,
+        "hit": BOOL,
+        "reason": TEXT,
+        "target_tokens": COUNT,
+        "min_target_tokens": COUNT,
+    },
+    "span_built": {
+        "preserved_prefix": SPANS,
+        "messages_to_compress": SPANS,
+        "protected_tail": SPANS,
+    },
+    "compression_retry": {
+        "attempt": INT,
+        "error_type": TEXT,
+        "error_message": TEXT,
+        "retried": BOOL,
+        "reason": TEXT,
+        "budget_ratio": NUMBER,
+        "delay_seconds": NUMBER,
+    },
+}
+SPAN_ENTRY_KEYS: dict[str, str] = {"idx": COUNT, "role": TEXT, "tokens": INT, "preview": TEXT}
+_SPECS = {event: {**COMMON_KEYS, **keys} for event, keys in EVENT_KEYS.items()}
+#: Events checked by a model of their own elsewhere (`pre_call`: `formats.llm_request`).
+_OWN_MODEL = frozenset({"pre_call"})
+
+
+def _holds(want: str, value: Any) -> bool:
+    """True when a non-null `value` is what `want` names (exact JSON types, in range)."""
+    kind = type(value)
+    if want == TEXT:
+        return kind is str
+    if want == COUNT:
+        return kind is int and 0 <= value <= _INT_MAX
+    if want == INT:
+        return kind is int and -_INT_MAX <= value <= _INT_MAX
+    if want == BOOL:
+        return kind is bool
+    if want == NUMBER:
+        if kind is float:
+            return math.isfinite(value)
+        return kind is int and -_INT_MAX <= value <= _INT_MAX
+    return kind is list and all(type(e) is dict and _all_hold(e, SPAN_ENTRY_KEYS) for e in value)
+
+
+def _all_hold(record: dict[str, Any], spec: dict[str, str]) -> bool:
+    for key, value in record.items():  # noqa: SIM110 - a loop: faster than all() here
+        if value is not None and key in spec and not _holds(spec[key], value):
+            return False
+    return True
+
+
+def plainly_valid(record: Any) -> bool:
+    """True when `formats.debug.parse_debug_record` surely accepts `record`: a dict with a
+    string `event` whose known keys hold exactly the JSON types its model wants, numbers in
+    range. False says nothing (the model decides)."""
+    if type(record) is not dict:
+        return False
+    event = record.get("event")
+    if type(event) is not str or event in _OWN_MODEL:
+        return False
+    return _all_hold(record, _SPECS.get(event, COMMON_KEYS))
+
+
 def run_id(run: EvaluationRun) -> str:
     """A readable unique id: session/context/processor#index."""
     processor, session, context = run.key
     return f"{session or 'unknown_session'}/{context or 'unknown_context'}/{processor or 'unknown'}#{run.index}"
 
 
+class _LazyTimeline(Mapping[str, Any]):
+    """An artifact's `extra` whose `timeline` is made when first read (a streamed log's
+    `why --json` never reads it)."""
+
+    __slots__ = ("_values", "_make")
+
+    def __init__(self, values: dict[str, Any], make: Callable[[], list[dict[str, Any]]]):
+        self._values = values
+        self._make: Callable[[], list[dict[str, Any]]] | None = make
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "timeline" and self._make is not None:
+            self._values["timeline"], self._make = self._make(), None
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
 def debug_artifact(
     run: EvaluationRun,
-    timeline: list[dict[str, Any]],
+    timeline: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]],
     context: Artifact | None = None,
     *,
     link: str | None = None,
@@ -71,8 +183,18 @@ def debug_artifact(
 
     `context` is a snapshot artifact known to hold the context the check saw (or None);
     `link` says how it was found: "evaluation" (it names this check's time) or "session"
-    (the only snapshot for the only check of this key). Both go to `extra`.
+    (the only snapshot for the only check of this key). Both go to `extra`. `timeline`
+    may be a function that makes it: then it is made when `extra["timeline"]` is read.
     """
+    extra: dict[str, Any] = {
+        "timeline": None if callable(timeline) else timeline,
+        "run_index": run.index,
+        "context_from": None if context is None else context.source,
+        "context_snapshot_id": None
+        if context is None or context.snapshot is None
+        else context.snapshot.id,
+        "context_link": None if context is None else (link or "session"),
+    }
     check = dict(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
     recorded = DebugRecorded(
@@ -90,6 +212,7 @@ def debug_artifact(
         silent_causes=tuple(run.silent_causes),
         other_events=tuple(dict(r) for r in run.other_events),
         line=run.line,
+        duplicate_records=run.duplicates or None,
     )
     return Artifact(
         source=run.source,
@@ -101,13 +224,5 @@ def debug_artifact(
         session_id=run.session_id,
         context_id=run.context_id,
         timestamp=run.timestamp,
-        extra={
-            "timeline": timeline,
-            "run_index": run.index,
-            "context_from": None if context is None else context.source,
-            "context_snapshot_id": None
-            if context is None or context.snapshot is None
-            else context.snapshot.id,
-            "context_link": None if context is None else (link or "session"),
-        },
+        extra=_LazyTimeline(extra, timeline) if callable(timeline) else extra,
     )

@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.timeline import DebugRecord, EvaluationRun, RunKey, settle_alone
+from inspector.core.timeline import EvaluationRun, RunKey, settle_alone
 from inspector.sources.debuglog import (
     check_debug_record,
     debug_artifact,
@@ -31,6 +31,7 @@ from inspector.sources.debuglog import (
     near_debug_record,
 )
 from inspector.sources.jsonio import (
+    MAX_DEPTH,
     MAX_LINE_BYTES,
     ReadProblem,
     loads_strict,
@@ -103,26 +104,32 @@ class _RunBuilder:
         self.open: dict[RunKey, dict[str, Any]] = {}
         self.counts: dict[RunKey, int] = {}
 
-    def add(self, record: DebugRecord) -> Artifact | None:
-        """Take one record; the artifact of the run it closes, if any."""
-        key, event = record.key, record.event
+    def add(self, raw: dict[str, Any], line: int) -> Artifact | None:
+        """Take one checked record (line `line`); the artifact of the run it closes, if any.
+        Its key and event are read as `DebugRecord` reads them."""
+        key = (
+            _text(raw.get("processor")),
+            _text(raw.get("session_id")),
+            _text(raw.get("context_id")),
+        )
+        event = raw.get("event")
         state = self.open.get(key)
         closed = None
         if event == "threshold_check" or state is None:
             if state is not None:
                 closed = self._artifact(key, state)
             self.counts[key] = self.counts.get(key, 0) + 1
-            state = {"index": self.counts[key], "line": record.line, "check": None, "span": None}
+            state = {"index": self.counts[key], "line": line, "check": None, "span": None}
             state.update(retries=[], other=[])
             self.open[key] = state
         if event == "threshold_check":
-            state["check"] = record.raw
+            state["check"] = raw
         elif event == "span_built" and state["span"] is None:
-            state["span"] = record.raw
+            state["span"] = raw
         elif event == "compression_retry":
-            state["retries"].append(record.raw)
+            state["retries"].append(raw)
         else:
-            state["other"].append(record.raw)
+            state["other"].append(raw)
         return closed
 
     def close_all(self) -> Iterator[Artifact]:
@@ -143,20 +150,27 @@ class _RunBuilder:
             other_events=tuple(state["other"]),
         )
         done = settle_alone(run)  # a log given alone: link_runs with no dumps
-        return debug_artifact(done, [done.to_dict()])
+        return debug_artifact(done, lambda: [done.to_dict()])
 
 
-def _record(raw: bytes, number: int, source: str) -> DebugRecord:
+def _text(value: Any) -> str | None:
+    """A key part as `DebugRecord.key` reads it: the string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def _record(raw: bytes) -> dict[str, Any]:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
     document = loads_strict(raw.decode("utf-8"))
-    if parsed_too_deep(document):  # infinite numbers: refused by `loads_strict`
+    # infinite numbers: refused by `loads_strict`; a line opening at most MAX_DEPTH
+    # containers cannot nest deeper (two byte counts instead of a walk)
+    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and parsed_too_deep(document):
         raise ValueError("depth")
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
     if is_llm_request(document):
         raise ValueError("an llm_request record inside a debug log")
     check_debug_record(document)
-    return DebugRecord(document, source, number)
+    return document  # type: ignore[no-any-return]
 
 
 def stream_debug_log(
@@ -176,12 +190,12 @@ def stream_debug_log(
                 if not raw.strip():
                     continue
                 try:
-                    record = _record(raw, number, source)
+                    record = _record(raw)
                 except (InspectorError, ValueError, UnicodeDecodeError, RecursionError) as error:
                     text = getattr(error, "message", None) or str(error) or type(error).__name__
                     bad.append(ReadProblem(str(text), f"line {number}"))
                     continue
-                closed = builder.add(record)
+                closed = builder.add(record, number)
                 if closed is not None:
                     yield closed
     except OSError as error:

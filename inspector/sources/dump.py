@@ -25,7 +25,6 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -293,8 +292,29 @@ def strip_dump(dump: DumpFile) -> tuple[DumpFile, int | None]:
     """The dump without its message lists (for a header-level load), and how many messages
     `context_after.messages` held. Small enough to send between processes."""
     after = None if dump.after_raw is None else len(dump.after_raw)
-    raw = {key: None for key in dump.raw}
-    stripped = dataclasses.replace(
-        dump, raw=raw, sent_raw=None, after_raw=None, tools_raw=None, prompt=None
+    stripped = DumpFile(
+        dump.source,
+        dict.fromkeys(dump.raw),
+        dump.processor,
+        dump.session_id,
+        dump.context_id,
+        dump.timestamp,
+        dump.context_max,
+        dump.tokens_before,
+        dump.target_tokens,
+        dump.prefix_count,
+        dump.compress_count,
+        dump.tail_count,
+        None,  # prompt
+        dump.system_count,
+        None,  # tools_raw
+        None,  # sent_raw
+        None,  # after_raw
+        dump.tokens_after,
+        dump.reduction,
+        dump.reduction_ratio,
+        dump.summary,
+        dump.model_calls,
+        dump.name_session,
     )
     return stripped, after

@@ -15,7 +15,7 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -99,3 +99,30 @@ def with_evidence(
     if not _has_facts(evidence):
         return artifact
     return replace(artifact, snapshot=replace(snapshot, release_evidence=evidence))
+
+
+def evidence_for(
+    artifact: Artifact,
+    objects: Iterable[Any],
+    neighbours: Callable[[], list[Any]],
+    llm_log: bool = False,
+) -> Artifact:
+    """`with_evidence(artifact, objects if has_own_facts(artifact, objects) else
+    neighbours(), llm_log)`, with the objects walked once."""
+    snapshot = artifact.snapshot
+    if snapshot is None:
+        return artifact
+    items = list(objects)
+    current = snapshot.release_evidence
+    current = current if isinstance(current, ArtifactEvidence) else None
+    own = merged(current, items)
+    if not _has_facts(own) and not any(
+        m.usage_metadata is not None for m in (*snapshot.system_messages, *snapshot.messages)
+    ):
+        return with_evidence(artifact, neighbours(), llm_log)
+    if not items and (not llm_log or (current is not None and current.has_llm_request_log)):
+        return artifact
+    own.has_llm_request_log = own.has_llm_request_log or llm_log
+    if not _has_facts(own):
+        return artifact
+    return replace(artifact, snapshot=replace(snapshot, release_evidence=own))

@@ -26,6 +26,8 @@ from typing import BinaryIO
 DUMP_NAME_RE = re.compile(r"^(\d{10,16})_([A-Za-z0-9_.-]+?Compressor)_(.+)\.json$")
 #: File name endings a folder scan reads (explicit file arguments are read whatever their name).
 FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
+#: Compressed copies of those: a folder scan names each as not read, never skips it silently.
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
 
 
 def expand_source(path: str | os.PathLike[str]) -> list[Path]:
@@ -140,7 +142,8 @@ def walk_files(
     folder: Path, suffixes: tuple[str, ...]
 ) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Files under `folder` ending in `suffixes` (hidden entries and symlinked folders
-    skipped, sorted per folder), and the folders that could not be listed, with why."""
+    skipped, sorted per folder), and the folders that could not be listed and the
+    compressed copies of such files (`x.jsonl.gz`: not read), with why."""
     found: list[Path] = []
     problems: list[tuple[Path, str]] = []
 
@@ -151,6 +154,18 @@ def walk_files(
     for root, dirs, names in os.walk(folder, onerror=unlisted, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
-            if not name.startswith(".") and name.lower().endswith(suffixes):
+            if name.startswith("."):
+                continue
+            lowered = name.lower()
+            if lowered.endswith(suffixes):
                 found.append(Path(root) / name)
+            elif lowered.endswith(COMPRESSED_SUFFIXES) and lowered.rpartition(".")[0].endswith(
+                suffixes
+            ):
+                problems.append((Path(root) / name, _compressed_note(name)))
     return found, problems
+
+
+def _compressed_note(name: str) -> str:
+    unpacked = name.rpartition(".")[0]
+    return f"compressed file, not read: unpack it first to read it (it would be {unpacked})"

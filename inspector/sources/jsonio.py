@@ -190,8 +190,11 @@ def _parse_one(
         return None, _value_problem("infinite", label)
     except (ValueError, RecursionError) as error:
         return None, _problem_from_error(error, text, label)
-    if (check_nesting is True or (callable(check_nesting) and check_nesting(value))) and _too_deep(
-        value
+    if (
+        (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
+        # a value nests no deeper than its text has opening brackets: most need no walk
+        and text.count("[") + text.count("{") > MAX_DEPTH
+        and _too_deep(value)
     ):
         return None, _value_problem("depth", label)
     return value, None

@@ -22,7 +22,8 @@ import codecs
 import json
 import math
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -43,7 +44,7 @@ WALK_DEPTH = 3
 #: A value deeper down that is still incomplete with this much text buffered is walked
 #: member by member too, and a string that big is decoded piece by piece: one huge tool
 #: message never needs its JSON text, the window's copies and the value at once.
-BIG_VALUE_CHARS = 4 * 1024 * 1024
+BIG_VALUE_CHARS = 1024 * 1024
 #: A piece of a long string ends before the last backslash within this many characters
 #: (an escape is at most 6, a surrogate pair 12): it then ends on a whole escape.
 _ESCAPE_MARGIN = 16
@@ -166,19 +167,35 @@ class _Window:
         """The string at the current position decoded piece by piece, the window's text
         dropped as it is decoded. Each piece ends on a whole escape (`_safe_cut`), so the
         pieces joined are what decoding the string at once gives; where no such cut is
-        found (dense escapes) the window grows until one is, or the string ends."""
-        pieces: list[str] = []
+        found (dense escapes) the window grows until one is, or the string ends.
+
+        Each piece is appended to one string held by a single local (`decoded +=`), which
+        CPython's specialized in-place add grows in place (a `realloc`, for a big string an
+        `mremap`): the decoded pieces and the joined string never exist side by side.
+        Under a tracer or profiler that specialization is off and `+=` would copy the
+        whole string per piece, so the pieces are then joined once at the end instead."""
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            return "".join(self._string_pieces())
+        decoded = ""
+        for piece in self._string_pieces():
+            decoded += piece
+        return decoded
+
+    def _string_pieces(self) -> Iterator[str]:
+        """The decoded pieces of the string at the current position (`long_string`)."""
         start = self.pos + 1
         while True:
             close = _closing_quote(self.text, start)
             if close >= 0:
-                pieces.append(self._decode_piece(self.text[start:close]))
+                piece = self.text[start:close]
                 self.pos = close + 1
-                return "".join(pieces)
+                yield self._decode_piece(piece)
+                return
             cut = _safe_cut(self.text, start, len(self.text))
             if cut > start:
-                pieces.append(self._decode_piece(self.text[start:cut]))
+                piece = self.text[start:cut]
                 self.text, self.pos, start = self.text[cut:], 0, 0
+                yield self._decode_piece(piece)
                 more = self.refill()
             else:
                 shift = self.pos

@@ -82,7 +82,7 @@ from inspector.sources.classify import (
 from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
-from inspector.sources.evidence import dump_objects, has_own_facts, run_objects, with_evidence
+from inspector.sources.evidence import dump_objects, evidence_for, run_objects
 from inspector.sources.files import (
     FOLDER_SUFFIXES,
     expand_source,
@@ -94,8 +94,8 @@ from inspector.sources.files import (
 )
 from inspector.sources.jsonio import MAX_FILE_BYTES
 from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
-from inspector.sources.peek import dump_header, kept_ids_from_file, peek
-from inspector.sources.pool import POOL_MIN_FILES, ChunkSharing, header_job
+from inspector.sources.peek import PEEK_BYTES, dump_header, kept_ids_from_file, peek
+from inspector.sources.pool import POOL_MIN_FILES, ChunkSharing, gc_paused, header_job
 
 __all__ = [
     "EVALUATION_TOLERANCE_SECONDS",
@@ -297,13 +297,20 @@ class _Streamer:
         self._tick()
 
     def run(self) -> Iterator[LoadResult]:
-        """The whole load, streamed."""
+        """The whole load, streamed (the cyclic garbage collector paused while reading and
+        linking: every young collection would walk the records kept so far again)."""
+        with gc_paused():
+            self._prepare()
+        yield from self._results()
+
+    def _prepare(self) -> None:
+        """Read logs and other files (every file in a header-level load), peek at dumps, link."""
         if not self.contexts:
             self._read_headers()
         for group, file, explicit in self.plan if self.contexts else ():
             kind, head = peek(file)
             if kind == "dump" and not explicit:
-                self.heads[file] = dump_header(file, head)
+                self.heads[file] = dump_header(file, head, whole=len(head) < PEEK_BYTES)
                 self._ref_paths[self.heads[file].id] = file
             else:
                 self.loads[file] = load_one(
@@ -324,6 +331,9 @@ class _Streamer:
         self.timelines = session_timelines(self.runs, self.refs, calls) if self.contexts else {}
         self._attach_debug_artifacts()
         self._attach_calls(call_evaluations(self.runs, calls))
+
+    def _results(self) -> Iterator[LoadResult]:
+        """Everything, group by group (a folder's newest first)."""
         for group in range(self.groups):
             for missing_group, missing_error in self.missing:
                 if missing_group == group:
@@ -368,8 +378,9 @@ class _Streamer:
 
     def _evidence(self, artifact: Artifact, objects: list[Any]) -> Artifact:
         """The artifact with the release facts its reader saw, else those beside it."""
-        if not has_own_facts(artifact, objects):
-            objects = (
+
+        def neighbours() -> list[Any]:
+            return (
                 self.dir_facts.get(os.path.dirname(artifact.source))
                 or (
                     self.session_facts.get(safe_name(artifact.session_id))
@@ -378,7 +389,8 @@ class _Streamer:
                 )
                 or []
             )
-        return with_evidence(artifact, objects, self._near_llm_log(artifact))
+
+        return evidence_for(artifact, objects, neighbours, self._near_llm_log(artifact))
 
     def _attach_calls(self, evaluations: dict[str, list[EvaluationRun]]) -> None:
         """Each model call's artifact, with its evaluations and timeline, after the file's other
@@ -439,19 +451,9 @@ class _Streamer:
 
     def _folder_results(self, members: list[tuple[Path, bool]]) -> Iterator[LoadResult]:
         """A folder's results: read errors first, then everything newest first."""
-        entries: list[tuple[float | None, float, int, Any]] = []
-        for order, (file, _) in enumerate(members):
-            load = self.loads.get(file)
-            if load is None:
-                ref = self.heads[file]
-                entries.append((ref.timestamp, file_mtime(file), order, file))
-                continue
-            yield from load.errors
-            for dump in load.dumps:
-                entries.append((dump.timestamp, load.mtime, order, (dump, load.path)))
-            for artifact in load.artifacts:
-                entries.append((artifact.timestamp, load.mtime, order, artifact))
-        entries.sort(key=lambda e: (e[0] is None, -(e[0] if e[0] is not None else e[1]), e[2]))
+        with gc_paused():
+            errors, entries = self._folder_entries(members)
+        yield from errors
         for _, _, _, item in entries:
             if isinstance(item, Artifact):
                 yield item
@@ -460,9 +462,30 @@ class _Streamer:
             else:
                 yield from self._late_file(item)
 
+    def _folder_entries(
+        self, members: list[tuple[Path, bool]]
+    ) -> tuple[list[LoadError], list[tuple[float | None, float, int, Any]]]:
+        """A folder's read errors, and its results to come (sorted newest first)."""
+        errors: list[LoadError] = []
+        entries: list[tuple[float | None, float, int, Any]] = []
+        for order, (file, _) in enumerate(members):
+            load = self.loads.get(file)
+            if load is None:
+                ref = self.heads[file]
+                entries.append((ref.timestamp, file_mtime(file), order, file))
+                continue
+            errors.extend(load.errors)
+            for dump in load.dumps:
+                entries.append((dump.timestamp, load.mtime, order, (dump, load.path)))
+            for artifact in load.artifacts:
+                entries.append((artifact.timestamp, load.mtime, order, artifact))
+        entries.sort(key=lambda e: (e[0] is None, -(e[0] if e[0] is not None else e[1]), e[2]))
+        return errors, entries
+
     def _late_file(self, file: Path) -> Iterator[LoadResult]:
         """A dump file read in full at its turn (anything else found in it is yielded too)."""
-        load = load_one(file, 0, False, self.max_file_bytes, self.skipped)
+        with gc_paused():
+            load = load_one(file, 0, False, self.max_file_bytes, self.skipped)
         self._tick()
         yield from load.errors
         for dump in load.dumps:
@@ -494,6 +517,10 @@ class _Streamer:
 
     def _dump_result(self, dump: DumpFile, path: Path) -> LoadResult:
         """The dump's artifact, linked to its run, or the error that stops its rebuild."""
+        with gc_paused():
+            return self._made_result(dump, path)
+
+    def _made_result(self, dump: DumpFile, path: Path) -> LoadResult:
         run = self.by_dump.get(dump.id)
         if not self.contexts:
             return dump_header_artifact(

@@ -60,15 +60,19 @@ def head_field(head: bytes, name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def dump_header(path: Path, head: bytes) -> DumpRef:
-    """What linking needs, from a dump's first keys and its file name or last bytes."""
+def dump_header(path: Path, head: bytes, whole: bool = False) -> DumpRef:
+    """What linking needs, from a dump's first keys and its file name or last bytes
+    (`whole`: `head` is the whole file, as `peek` says when it read less than it asked)."""
     name_match = DUMP_NAME_RE.match(path.name)
     timestamp: float | None = None
     try:
-        size = path.stat().st_size
-        with open_regular(path) as handle:
-            handle.seek(max(size - 512, 0))
-            tail = handle.read()
+        if whole:
+            tail = head[-512:]  # no second open
+        else:
+            size = path.stat().st_size
+            with open_regular(path) as handle:
+                handle.seek(max(size - 512, 0))
+                tail = handle.read()
         found = _TAIL_TIMESTAMP_RE.search(tail)
         if found:
             timestamp = float(found.group(1))

@@ -372,6 +372,29 @@ def clear(directory: Path | None = None) -> int:
 # --- recording and replaying a run's output -----------------------------------------------
 
 
+class _Events(list[Event]):
+    """A run's recorded output. Recording stops, and the run is not stored, once it holds
+    more than a stored entry may (`MAX_BYTES // 4`, what `write_entry` refuses): a big
+    log's `why --json` would otherwise keep its whole output in memory only to drop it."""
+
+    def __init__(self, limit: int = MAX_BYTES // 4) -> None:
+        super().__init__()
+        self.size = 0
+        self.limit = limit
+        self.full = False
+
+    def append(self, event: Event) -> None:
+        """Record one write, unless the limit was passed."""
+        if self.full:
+            return
+        self.size += len(event[2])
+        if self.size > self.limit:
+            self.full = True
+            self.clear()
+            return
+        super().append(event)
+
+
 class _Recorder:
     """A text stream that passes everything to `inner` and records it (its `buffer` too)."""
 
@@ -456,9 +479,11 @@ def cached_run(
             os.utime(found.path)  # most recently used
         replay(stored)
         return status
-    events: list[Event] = []
+    events = _Events()
     with _recording(events):
         status = run(args)
+    if events.full:
+        return status
     # nothing on stdout: nothing worth replaying (and a writer that bypassed sys.stdout
     # would otherwise be replayed as silence)
     printed = any(stream == "o" and payload for stream, _, payload in events)

@@ -345,17 +345,18 @@ class ContextScreen(
         if self.showing_after:
             self.action_toggle_after()
         self.prepared_recorded[type(self.recorded)] = self.recorded
-        chosen = settings or self._carried_settings(strategy)
-        self.strategy = strategy
+        chosen = (
+            settings
+            or select(self.snapshot, {**self.overrides, "processor": strategy.key}).settings
+        )
+        # strategy and settings change together: a key pressed before the panel swap ends
+        # (`p` then `s`) must not pair the new strategy with the old strategy's settings
+        self.strategy, self.settings = strategy, chosen
         self.recorded = strategy.recorded_settings(self.snapshot)
         self.recorded_decision = None
         self._side_keys.clear()
         self._show_title()
         panel = self.query_one(SettingsPanel)
-        chosen = (
-            settings
-            or select(self.snapshot, {**self.overrides, "processor": strategy.key}).settings
-        )
         self.run_worker(self._swap_panel(panel, chosen), exclusive=True, group="panel")
 
     def _carried_settings(self, strategy: Strategy) -> Settings:

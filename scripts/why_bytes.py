@@ -1,0 +1,128 @@
+"""`why --json` output bytes over a fixed corpus, for before/after checks of speed work.
+
+    python scripts/why_bytes.py record OUT.json [--extra FILE ...]
+    python scripts/why_bytes.py diff BEFORE.json AFTER.json
+
+`record` runs `inspector why --json` in this process (result cache off, a private empty
+token cache; the inspector package Python finds, e.g. by PYTHONPATH, on the data of the
+current directory, by relative paths) on each unit: sample_dumps/, every scenario and file of
+/work/shared/reference/{openjiuwen,standard,parity}, each child of tests/data, and each
+`--extra` path; then every `.jsonl` file found there once more with the streamed
+debug-log path forced (`STREAM_MIN_BYTES` = 0, as for a log of 32 MB and more). For each
+run it stores the SHA-256 and size of stdout and stderr and the exit status; `diff` names
+the runs that differ. Record both runs from the same directory (a folder's files are
+listed in the order the file system gives, and some sources print absolute paths), e.g.
+`cd CHECKOUT && PYTHONPATH=OLD python scripts/why_bytes.py record before.json`, then
+`PYTHONPATH=NEW ...`. Not a test: a tool for the person changing the output path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REFERENCE = Path("/work/shared/reference")
+
+
+def _units(extra: list[str]) -> list[str]:
+    """Every path `why` is run on, in a fixed order."""
+    units = ["sample_dumps"]  # relative to the current directory
+    for root in (REFERENCE / "openjiuwen", REFERENCE / "standard", REFERENCE / "parity"):
+        if root.is_dir():
+            units += [str(p) for p in sorted(root.iterdir()) if p.name != "README.md"]
+    data = Path("tests") / "data"
+    units += [str(p) for p in sorted(data.iterdir()) if p.name != "tui"]
+    return units + extra
+
+
+def _logs(units: list[str]) -> list[str]:
+    """Every `.jsonl` file under the units (and the units that are one)."""
+    found: list[str] = []
+    for unit in units:
+        path = Path(unit)
+        if path.is_file() and path.suffix == ".jsonl":
+            found.append(unit)
+        elif path.is_dir():
+            found += [str(p) for p in sorted(path.rglob("*.jsonl"))]
+    return found
+
+
+def _run(argv: list[str]) -> dict[str, object]:
+    """One in-process `inspector` run: hashes of its output, its exit status."""
+    from inspector.cli import main
+
+    out, err = io.BytesIO(), io.StringIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    status: object
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as exit_:
+            status = exit_.code
+    stdout.flush()
+    data = out.getvalue()
+    return {
+        "stdout": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "stderr": hashlib.sha256(err.getvalue().encode("utf-8", "replace")).hexdigest(),
+        "status": status,
+    }
+
+
+def record(out: Path, extra: list[str]) -> int:
+    """Run every unit (then every log streamed) and write the hashes to `out`."""
+    os.environ["CONTEXT_INSPECTOR_NO_RESULT_CACHE"] = "1"
+    os.environ["CONTEXT_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="why-bytes-")
+    import inspector.cli.run_support as run_support
+
+    print(f"inspector from {Path(run_support.__file__).parent.parent}", file=sys.__stderr__)
+
+    units = _units(extra)
+    runs: dict[str, object] = {}
+    for unit in units:
+        runs[f"why {unit}"] = _run(["why", "--json", unit])
+        print(f"why {unit}", file=sys.__stderr__)
+    run_support.STREAM_MIN_BYTES = 0  # type: ignore[misc]
+    for log in _logs(units):
+        runs[f"streamed {log}"] = _run(["why", "--json", log])
+    out.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{len(runs)} runs -> {out}", file=sys.__stderr__)
+    return 0
+
+
+def diff(before: Path, after: Path) -> int:
+    """Name every run whose output differs; exit 1 if any does."""
+    old = json.loads(before.read_text(encoding="utf-8"))
+    new = json.loads(after.read_text(encoding="utf-8"))
+    bad = [name for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)]
+    for name in bad:
+        print(f"DIFFERS: {name}\n  before {old.get(name)}\n  after  {new.get(name)}")
+    print(f"{len(set(old) | set(new))} runs, {len(bad)} differ")
+    return 1 if bad else 0
+
+
+def main() -> int:
+    """Command line (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("out", type=Path)
+    rec.add_argument("--extra", nargs="*", default=[])
+    dif = sub.add_parser("diff")
+    dif.add_argument("before", type=Path)
+    dif.add_argument("after", type=Path)
+    options = parser.parse_args()
+    if options.command == "record":
+        return record(options.out, options.extra)
+    return diff(options.before, options.after)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
