@@ -25,7 +25,7 @@ from typing import Any
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
 from inspector.core.errors import ConfigError
-from inspector.core.hybrid_facts import Losses, extract_facts, losses_between
+from inspector.core.hybrid_facts import Facts, Losses, extract_facts, losses_between
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.after import After, AfterSource, context_after
@@ -291,6 +291,9 @@ class CompareOptions:
     counting_note: str = ""
     #: Messages kept verbatim (the what-if of `core.pins`), by context index.
     pins: frozenset[int] = frozenset()
+    #: The context's facts, when the caller already extracted them (`extract_facts` reads
+    #: every message: a comparison made in steps extracts them once, not once per step).
+    facts: Facts | None = None
 
 
 def _outcome(
@@ -298,7 +301,7 @@ def _outcome(
     made: After,
     before: Sequence[Message],
     counter: TokenCounter,
-    facts: Any,
+    facts: Facts,
 ) -> StrategyOutcome:
     verbatim = count_verbatim(before, made.messages)
     notes = list(made.notes)
@@ -379,7 +382,7 @@ def compare_strategies(
     the strategies' own counting; `counter`: the one the columns are counted with)."""
     options = options or CompareOptions()
     before = snapshot.messages
-    facts = extract_facts(before)
+    facts = options.facts if options.facts is not None else extract_facts(before)
     outcomes: list[StrategyOutcome] = []
     for entry in entries:
         made = _pinned_after(snapshot, entry, counters, counter, options)

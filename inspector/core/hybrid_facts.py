@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from inspector.core.hybrid_truncate import is_read_file_tool
@@ -57,6 +57,10 @@ _KEY_RE = re.compile(r"['\"]([A-Za-z_]\w*)['\"]\s*:")
 _ERROR_WORDS = ("traceback", "error", "exception", "fail", "fatal", "panic")
 _SPACE_RE = re.compile(r"\s+")
 _ERROR_LINE_CHARS = 160
+
+
+#: How often (in messages) `extract_facts` asks whether to stop and reports progress.
+CHECK_EVERY = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +216,28 @@ def _call_names(messages: Sequence[Message]) -> dict[str, str]:
     return names
 
 
-def extract_facts(messages: Sequence[Message]) -> Facts:
-    """The paths, identifiers and error lines of these messages."""
+class FactsStopped(Exception):
+    """`extract_facts` was asked to stop (its `stop` returned True) before it finished."""
+
+
+def extract_facts(
+    messages: Sequence[Message],
+    stop: Callable[[], bool] | None = None,
+    done: Callable[[int], None] | None = None,
+) -> Facts:
+    """The paths, identifiers and error lines of these messages. `stop` is asked every
+    `CHECK_EVERY` messages (True raises `FactsStopped`), `done` is told how many are read."""
     names = _call_names(messages)
     structural = set(names.values())
     paths: dict[str, str] = {}
     identifiers: set[str] = set()
     errors: dict[str, None] = {}
-    for message in messages:
+    for index, message in enumerate(messages):
+        if index % CHECK_EVERY == 0 and index:
+            if stop is not None and stop():
+                raise FactsStopped
+            if done is not None:
+                done(index)
         text = message_text(message)
         for key, raw in find_paths(text).items():
             if len(raw) > len(paths.get(key, "")):

@@ -28,6 +28,7 @@ from inspector.core.compare import (
     artifact_afters,
     compare_strategies,
 )
+from inspector.core.hybrid_facts import Facts
 from inspector.core.pins import format_pins
 from inspector.core.tokens import TokenCounter
 from inspector.render.compare_report import compare_report
@@ -40,20 +41,17 @@ def comparison_for(
     counters: dict[str, TokenCounter],
     mode: str,
     pins: frozenset[int] = frozenset(),
+    facts: Facts | None = None,
 ) -> Comparison:
     """Compare the strategies of `entries` on the artifact's context (columns counted with
     `counters[mode]`); a dump's recorded processor is its real after-context; `pins`: the
-    messages kept verbatim (the what-if of `core.pins`, as `inspector compare --pin`)."""
+    messages kept verbatim (the what-if of `core.pins`, as `inspector compare --pin`);
+    `facts`: the context's, when already extracted."""
     snapshot = artifact.snapshot
     assert snapshot is not None
     counter = counters[mode]
-    return compare_strategies(
-        snapshot,
-        entries,
-        counters,
-        counter,
-        CompareOptions(afters=artifact_afters(artifact, counter), pins=pins),
-    )
+    options = CompareOptions(afters=artifact_afters(artifact, counter), pins=pins, facts=facts)
+    return compare_strategies(snapshot, entries, counters, counter, options)
 
 
 class CompareScreen(InspectorScreen[None]):

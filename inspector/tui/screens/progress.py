@@ -30,6 +30,7 @@ from textual.worker import Worker, get_current_worker
 
 from inspector.core.artifact import Artifact
 from inspector.core.compare import CompareEntry, Comparison
+from inspector.core.hybrid_facts import FactsStopped, extract_facts
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.base import Decision, Flip, Settings, Strategy
@@ -162,7 +163,7 @@ class StrategiesLauncher:
         `pins`: the messages kept verbatim (the context view's what-if)."""
         self._compare_args = (artifact, tuple(entries), mode, pins)
         self._progress = None
-        self._steps = len(entries)
+        self._steps = len(entries) + 1  # the context's facts, then one step per strategy
         self._compare_worker = self.compare_in_steps(artifact, tuple(entries), mode, pins)
         worker = self._compare_worker
         self.set_timer(SHOW_AFTER, lambda: self._show_progress(worker))
@@ -187,18 +188,31 @@ class StrategiesLauncher:
         mode: str,
         pins: frozenset[int] = frozenset(),
     ) -> None:
-        """One strategy per step; the joined comparison posted last."""
+        """The context's facts first (every message read once, stopped by a cancel), then
+        one strategy per step; the joined comparison posted last."""
         worker = get_current_worker()
+        assert artifact.snapshot is not None
+        messages = artifact.snapshot.messages
+        facts_step = f"finding paths, identifiers and errors in {len(messages):,} messages"
+        self.post_message(StepDone(0, facts_step))
+
+        def read(done: int) -> None:
+            self.post_message(StepDone(0, f"{facts_step}: {done:,} read"))
+
+        try:
+            facts = extract_facts(messages, lambda: worker.is_cancelled, read)
+        except FactsStopped:
+            return
         parts: list[Comparison] = []
-        for index, entry in enumerate(entries):
+        for index, entry in enumerate(entries, start=1):
             self.post_message(StepDone(index, entry.strategy.key))
-            parts.append(comparison_for(artifact, (entry,), self.counters, mode, pins))
+            parts.append(comparison_for(artifact, (entry,), self.counters, mode, pins, facts))
             if worker.is_cancelled:
                 return
         joined = dataclasses.replace(
             parts[0], outcomes=tuple(o for part in parts for o in part.outcomes)
         )
-        self.post_message(StepDone(len(entries), "", joined))
+        self.post_message(StepDone(len(entries) + 1, "", joined))
 
     def on_step_done(self, message: StepDone) -> None:
         """Move the bar; at the end close it and open the strategies view."""
