@@ -172,15 +172,22 @@ def by_short_name(settings: Settings) -> dict[str, Any]:
 
 def processor_config(processor: str, settings: Settings, fmt: str = "yaml") -> str:
     """`settings` as openJiuwen's processor config: `processor` and its `config` mapping."""
-    config = {
+    config: dict[str, Any] = {
         info.name: getattr(settings, info.name)
         for info in fields_of(type(settings))
         if not info.what_if and info.name != "openjiuwen_version"
     }
+    if isinstance(config.get("model"), str):  # the standard family: openJiuwen's model config
+        config["model"] = {"model_name": config["model"]}
     if fmt == "json":
         return json.dumps({"processor": processor, "config": config}, indent=2) + "\n"
     lines = [f"processor: {processor}", "config:"]
-    lines += [f"  {name}: {_yaml_scalar(value)}" for name, value in config.items()]
+    for name, value in config.items():
+        if isinstance(value, dict):
+            lines.append(f"  {name}:")
+            lines += [f"    {key}: {_yaml_scalar(inner)}" for key, inner in value.items()]
+        else:
+            lines.append(f"  {name}: {_yaml_scalar(value)}")
     return "\n".join(lines) + "\n"
 
 
