@@ -44,10 +44,11 @@ test-slow: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 slow_tests/test_bench_quick.py slow_tests/test_index_fleet.py
 
 # the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),
-# odd filesystems and misbehaving servers; FUZZ_SEED fixes the cases (CI runs the same ones
-# each time; `make fuzz FUZZ_SEED=random` explores new ones)
+# odd filesystems and misbehaving servers, and the loader's property tests (truncations,
+# byte flips, type swaps, huge strings: slow_tests/test_sources_fuzz.py); FUZZ_SEED fixes
+# the cases (CI runs the same ones each time; `make fuzz FUZZ_SEED=random` explores new ones)
 fuzz: $(VENV)/.installed
-	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q $(SEED_FLAG) tests/test_fuzz_harden.py tests/test_harden_http.py
+	FUZZ_CASES=$${FUZZ_CASES:-3000} $(BIN)/python -m pytest -q $(SEED_FLAG) tests/test_fuzz_harden.py tests/test_harden_http.py slow_tests/test_sources_fuzz.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run_all.py
