@@ -165,7 +165,25 @@ def error_mentioned(error: str, summary: str) -> bool:
     return bool(head) and head in summary
 
 
+#: `_result_path` by message identity (each entry holds its message, so an id is never
+#: reused while cached): a tuning key re-runs the findings, and parsing every tool result
+#: of a big context again took seconds. Cleared when it grows past `_PATHS_MAX`.
+_paths_memo: dict[int, tuple[Message, str | None]] = {}
+_PATHS_MAX = 100_000
+
+
 def _result_path(message: Message) -> str | None:
+    known = _paths_memo.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    if len(_paths_memo) >= _PATHS_MAX:
+        _paths_memo.clear()
+    path = _parsed_result_path(message)
+    _paths_memo[id(message)] = (message, path)
+    return path
+
+
+def _parsed_result_path(message: Message) -> str | None:
     text = message_to_text(message)
     if "file_path" not in text and "\\" not in text:
         return None  # no escape can spell the key, and it is not there as written
@@ -197,19 +215,43 @@ def summary_losses(
     for offset, message in enumerate(messages):
         index = start_index + offset
         from_restored = (
-            message.role == "tool"
+            bool(restored)
+            and message.role == "tool"
             and not kinds.isdisjoint(("path", "identifier"))
             and _result_path(message) in restored
         )
-        for text in _candidates(message):
-            for path in _paths(text) if "path" in kinds else ():
-                if not path_mentioned(path, summary):
-                    add("path", path, index, from_restored or path in restored)
-            for name in _identifiers(text) if "identifier" in kinds else ():
-                if name not in summary:
-                    add("identifier", name, index, from_restored)
-            if "error" in kinds and message.role in ("tool", "assistant", "user"):
-                for error in _errors(text):
-                    if not error_mentioned(error, summary):
-                        add("error", error, index)
+        for kind, item in _found_in(message, kinds):
+            if kind == "path":
+                if not path_mentioned(item, summary):
+                    add("path", item, index, from_restored or item in restored)
+            elif kind == "identifier":
+                if item not in summary:
+                    add("identifier", item, index, from_restored)
+            elif not error_mentioned(item, summary):
+                add("error", item, index)
     return lost
+
+
+#: `_found_in` by (message identity, kinds): what a message holds does not change with the
+#: tuning, and scanning every text of a big context again on each key took seconds.
+_found_memo: dict[tuple[int, frozenset[LossKind]], tuple[Message, list[tuple[LossKind, str]]]] = {}
+
+
+def _found_in(message: Message, kinds: frozenset[LossKind]) -> list[tuple[LossKind, str]]:
+    """The paths, identifiers and error lines of `message` (of the `kinds` asked for), in
+    the order its texts hold them."""
+    key = (id(message), kinds)
+    known = _found_memo.get(key)
+    if known is not None and known[0] is message:
+        return known[1]
+    found: list[tuple[LossKind, str]] = []
+    for text in _candidates(message):
+        found.extend(("path", path) for path in (_paths(text) if "path" in kinds else ()))
+        if "identifier" in kinds:
+            found.extend(("identifier", name) for name in _identifiers(text))
+        if "error" in kinds and message.role in ("tool", "assistant", "user"):
+            found.extend(("error", error) for error in _errors(text))
+    if len(_found_memo) >= _PATHS_MAX:
+        _found_memo.clear()
+    _found_memo[key] = (message, found)
+    return found
