@@ -42,6 +42,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from inspector.core.hybrid_truncate import is_read_file_tool
 from inspector.core.messages import Message
@@ -437,11 +438,12 @@ class _Scan:
     def add(self, text: str, errors: bool) -> None:
         """Add the facts of `text` (its error lines only when `errors`)."""
         lines = _lines(text)
-        seen = dict.fromkeys(map(_MEMO.facts.get, lines))
-        if None in seen:
+        known = dict.fromkeys(map(_MEMO.facts.get, lines))
+        if None in known:
             for line in set(lines).difference(_MEMO.facts):
                 _MEMO.scan(line)
-            seen = dict.fromkeys(map(_MEMO.get, lines))
+            known = dict.fromkeys(map(_MEMO.get, lines))
+        seen = cast("dict[_LineFacts, None]", known)
         new = seen.keys() - self._merged
         if new:
             for facts in filter(new.__contains__, seen):
