@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -444,11 +445,11 @@ class _Scan:
                 _MEMO.scan(line)
             known = dict.fromkeys(map(_MEMO.get, lines))
         seen = cast("dict[_LineFacts, None]", known)
-        new = seen.keys() - self._merged
+        new = list(itertools.filterfalse(self._merged.__contains__, seen))
         if new:
-            for facts in filter(new.__contains__, seen):
+            for facts in new:
                 self._merge(facts)
-            self._merged |= new
+            self._merged.update(new)
         if not self._colons.isdisjoint(seen):  # a key may end a line, its colon start a later one
             self.keys.update(_KEY_RE.findall(text))
         if errors and not self._worded.isdisjoint(seen):
