@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from inspector.core.artifact import Artifact, recorded_value
-from inspector.core.timeline import SILENT_CAUSES
+from inspector.core.timeline import SILENT_CAUSES, EvaluationRun
 
 #: The silent cause that says the run may have succeeded with its dump elsewhere.
 DUMP_NOT_LOADED = SILENT_CAUSES["dump_not_loaded"]
@@ -113,3 +113,21 @@ def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Ou
     if evaluation.hit:
         return Outcome("compressed", "would compress")
     return Outcome("not compressed", f"no: {evaluation.reason}", None, evaluation.reason)
+
+
+def run_outcome(run: EvaluationRun) -> Outcome:
+    """`classify_outcome` of the debug artifact `sources.debuglog.debug_artifact` makes of a
+    settled run, read from the run itself (`stats` over a streamed log builds no artifact;
+    `tests/test_logs_stats_fast.py` holds the two equal)."""
+    check = run.threshold_check
+    reason = check.get("reason") if check is not None else None
+    word = run.outcome
+    if not (isinstance(word, str) and word):
+        # what classify_outcome does for a debug artifact without an outcome word
+        if isinstance(reason, str) and reason:
+            if reason == "reached_threshold":
+                return Outcome("failed", "failed: reached threshold, no dump", None, reason)
+            return Outcome("not compressed", f"no: {reason}", None, reason)
+        return Outcome("not compressed", "no context")
+    recorded = {"silent_causes": run.silent_causes, "retries": [dict(r) for r in run.retries]}
+    return _from_recorded_word(word, reason, recorded)

@@ -130,6 +130,11 @@ class EvaluationRun:
     @property
     def timestamp(self) -> float | None:
         """Time of the check (or of the first record when there is no check)."""
+        check = self.threshold_check
+        if check is not None:
+            value = check.get("timestamp")
+            if type(value) is float:  # the common case, without the walk
+                return value
         for record in (self.threshold_check, self.span_built, *self.retries, *self.other_events):
             if record is not None:
                 value = _number(record.get("timestamp"))
@@ -499,6 +504,7 @@ class _KeyRuns:
 
 def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> EvaluationRun:
     """The run with its dump, outcome and silent causes set."""
+    outcome = _outcome(run, dump_id)
     return EvaluationRun(
         run.key,
         run.index,
@@ -509,8 +515,8 @@ def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> Eva
         run.retries,
         run.other_events,
         dump_id,
-        _outcome(run, dump_id),
-        _silent_causes(run, dump_id, dumps_loaded=dumps_loaded),
+        outcome,
+        () if outcome != "silent_end" else _causes(run, dumps_loaded),
         run.duplicates,
     )
 
@@ -524,27 +530,30 @@ def settle_alone(run: EvaluationRun) -> EvaluationRun:
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:
     if dump_id is not None:
         return "compressed"
-    if run.reason is None:
+    reason = run.reason
+    if reason is None:
         return "unknown"
-    if run.reason != "reached_threshold":
+    if reason != "reached_threshold":
         return "not_compressed"
     if _ended_by_retry(run):
         return "failed"
     return "silent_end"
 
 
-def _silent_causes(
-    run: EvaluationRun, dump_id: str | None, dumps_loaded: bool = True
-) -> tuple[str, ...]:
-    """What may have ended a silent run, likeliest first (narrowed by the retries seen).
+def _causes(run: EvaluationRun, dumps_loaded: bool) -> tuple[str, ...]:
+    """What may have ended a silent run (outcome `silent_end`), likeliest first (narrowed by the retries seen).
 
     With no dump among the sources at all (a debug log loaded alone), a success whose dump
     is elsewhere is as likely as any failure, and comes first."""
-    if dump_id is not None or _outcome(run, dump_id) != "silent_end":
-        return ()
     transient = [r for r in run.retries if str(r.get("error_type") or "").startswith("transient")]
+    return _cause_order(len(transient) >= 2, dumps_loaded)
+
+
+@lru_cache(maxsize=4)
+def _cause_order(transient_twice: bool, dumps_loaded: bool) -> tuple[str, ...]:
+    """The silent causes in order, for the two facts that reorder them (made once each)."""
     order = ["non_retryable", "transient_exhausted", "empty_reply", "no_benefit", "dump_not_loaded"]
-    if len(transient) >= 2:
+    if transient_twice:
         order.remove("transient_exhausted")
         order.insert(0, "transient_exhausted")
     if not dumps_loaded:
