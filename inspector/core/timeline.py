@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -626,3 +626,31 @@ def session_timelines(
     for entries in out.values():
         entries.sort(key=lambda e: e["timestamp"] if e["timestamp"] is not None else float("-inf"))
     return out
+
+
+class LazyTimelines(Mapping[str | None, list[dict[str, Any]]]):
+    """`session_timelines(runs, dumps, calls)`, made when first read: a load whose
+    artifacts never show a timeline (`stats`, `why --json`) does not make one entry per run."""
+
+    def __init__(
+        self,
+        runs: Sequence[EvaluationRun],
+        dumps: Sequence[DumpRef],
+        calls: Sequence[ModelCall] = (),
+    ) -> None:
+        self._args: tuple[Any, ...] | None = (runs, dumps, calls)
+        self._made: dict[str | None, list[dict[str, Any]]] = {}
+
+    def _timelines(self) -> dict[str | None, list[dict[str, Any]]]:
+        if self._args is not None:
+            self._made, self._args = session_timelines(*self._args), None
+        return self._made
+
+    def __getitem__(self, session: str | None) -> list[dict[str, Any]]:
+        return self._timelines()[session]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._timelines())
+
+    def __len__(self) -> int:
+        return len(self._timelines())

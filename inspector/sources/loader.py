@@ -63,12 +63,12 @@ from inspector.core.timeline import (
     DebugRecord,
     DumpRef,
     EvaluationRun,
+    LazyTimelines,
     RunKey,
     call_evaluations,
     group_runs,
     link_runs,
     safe_name,
-    session_timelines,
 )
 from inspector.core.tokens import TokenCounter
 from inspector.sources.classify import (
@@ -328,7 +328,9 @@ class _Streamer:
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
         self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
-        self.timelines = session_timelines(self.runs, self.refs, calls) if self.contexts else {}
+        self.timelines: Mapping[str | None, list[dict[str, Any]]] = (
+            LazyTimelines(self.runs, self.refs, calls) if self.contexts else {}
+        )
         self._attach_debug_artifacts()
         self._attach_calls(call_evaluations(self.runs, calls))
 
@@ -410,6 +412,10 @@ class _Streamer:
     def _timeline(self, session: str | None) -> list[dict[str, Any]]:
         return self.timelines.get(None if session is None else safe_name(session), [])
 
+    def _timeline_of(self, session: str | None) -> Callable[[], list[dict[str, Any]]]:
+        """`_timeline(session)`, when first read (`debug_artifact`)."""
+        return lambda: self._timeline(session)
+
     def _attach_debug_artifacts(self) -> None:
         """One artifact per run that did not end in a dump, kept with the log it came from.
 
@@ -436,8 +442,13 @@ class _Streamer:
                 # context the check saw, when the log holds exactly one check for it
                 match = contexts.get(run.key)
                 link = "session" if match is not None else None
-            artifact = debug_artifact(run, self._timeline(run.session_id), match, link=link)
-            owner.artifacts.append(self._evidence(artifact, run_objects(run)))
+            artifact = debug_artifact(run, self._timeline_of(run.session_id), match, link=link)
+            # without a context there are no release facts to attach (`evidence_for`)
+            owner.artifacts.append(
+                artifact
+                if artifact.snapshot is None
+                else self._evidence(artifact, run_objects(run))
+            )
         if absorbed:
             for load in loads:
                 load.artifacts = [a for a in load.artifacts if id(a) not in absorbed]
