@@ -289,26 +289,42 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
     by_key: dict[RunKey, list[tuple[float, int, DebugRecord]]] = {}
     minus_infinity = float("-inf")
     for order, record in enumerate(records):
-        when = record.timestamp
-        by_key.setdefault(record.key, []).append(
-            (minus_infinity if when is None else when, order, record)
+        raw = record.raw  # what `record.timestamp` and `record.key` read, read once
+        when = raw.get("timestamp")
+        if type(when) is not float:
+            when = _number(when)
+        key = (
+            _text(raw.get("processor")),
+            _text(raw.get("session_id")),
+            _text(raw.get("context_id")),
         )
+        held = by_key.get(key)
+        if held is None:
+            held = by_key[key] = []
+        held.append((minus_infinity if when is None else when, order, record))
     runs: list[EvaluationRun] = []
     for key, items in by_key.items():
-        items.sort(key=_time_order)
+        # by (time, order): orders are unique, so the records themselves are never compared
+        items.sort()
         current: dict[str, Any] | None = None
         index = 0
         seen: dict[tuple[float, str | None], list[Mapping[str, Any]]] = {}
 
         for when, _, record in items:
-            event = record.event
+            raw = record.raw
+            event = raw.get("event")
+            if not isinstance(event, str):
+                event = None
             if when != minus_infinity:  # a record without a time cannot be told from a twin
-                twins = seen.setdefault((when, event), [])
-                if any(twin == record.raw for twin in twins):
+                twins = seen.get((when, event))
+                if twins is None:
+                    seen[(when, event)] = [raw]
+                elif any(twin == raw for twin in twins):
                     if current is not None:
                         current["duplicates"] += 1
                     continue
-                twins.append(record.raw)
+                else:
+                    twins.append(raw)
             if event == "threshold_check" or current is None:
                 if current is not None:
                     runs.append(_make_run(key, current))
@@ -324,20 +340,16 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
                     "duplicates": 0,
                 }
             if event == "threshold_check":
-                current["check"] = record.raw
+                current["check"] = raw
             elif event == "span_built" and current["span"] is None:
-                current["span"] = record.raw
+                current["span"] = raw
             elif event == "compression_retry":
-                current["retries"].append(record.raw)
+                current["retries"].append(raw)
             else:
-                current["other"].append(record.raw)
+                current["other"].append(raw)
         if current is not None:
             runs.append(_make_run(key, current))
     return runs
-
-
-def _time_order(item: tuple[float, int, DebugRecord]) -> tuple[float, int]:
-    return item[0], item[1]
 
 
 def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:

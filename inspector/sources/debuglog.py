@@ -245,7 +245,9 @@ def debug_artifact(
         else context.snapshot.id,
         "context_link": None if context is None else (link or "session"),
     }
-    check = dict(run.threshold_check) if run.threshold_check is not None else None
+    # a run's records are not changed once read, and a record's mappings are copied when
+    # read (`Recorded`): plain dicts are kept as they are, not copied again here
+    check = _held(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
     recorded = DebugRecorded(
         threshold_check=check,
@@ -256,11 +258,11 @@ def debug_artifact(
         context_max=values.get("context_max"),
         target_tokens=values.get("target_tokens"),
         min_target_tokens=values.get("min_target_tokens"),
-        retries=tuple(dict(r) for r in run.retries),
+        retries=tuple([_held(r) for r in run.retries]) if run.retries else (),
         outcome=run.outcome,
         span=SpanCounts.of(run.span_counts),
         silent_causes=tuple(run.silent_causes),
-        other_events=tuple(dict(r) for r in run.other_events),
+        other_events=tuple([_held(r) for r in run.other_events]) if run.other_events else (),
         line=run.line,
         duplicate_records=run.duplicates or None,
     )
@@ -276,3 +278,8 @@ def debug_artifact(
         timestamp=run.timestamp,
         extra=_LazyTimeline(extra, timeline) if callable(timeline) else extra,
     )
+
+
+def _held(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A run's record as an artifact keeps it: a dict as it is, any other mapping as a dict."""
+    return record if type(record) is dict else dict(record)

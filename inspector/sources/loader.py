@@ -240,6 +240,7 @@ class _Streamer:
         self.heads: dict[Path, DumpRef] = {}
         self._kept_ids: dict[str, frozenset[str]] = {}
         self._ref_paths: dict[str, Path] = {}
+        self._timeline_makers: dict[str | None, Callable[[], list[dict[str, Any]]]] = {}
 
     def provide(self) -> dict[str, TokenCounter]:
         """Token counters, made on first need."""
@@ -413,8 +414,11 @@ class _Streamer:
         return self.timelines.get(None if session is None else safe_name(session), [])
 
     def _timeline_of(self, session: str | None) -> Callable[[], list[dict[str, Any]]]:
-        """`_timeline(session)`, when first read (`debug_artifact`)."""
-        return lambda: self._timeline(session)
+        """`_timeline(session)`, when first read (`debug_artifact`); one function per session."""
+        made = self._timeline_makers.get(session)
+        if made is None:
+            made = self._timeline_makers[session] = lambda: self._timeline(session)
+        return made
 
     def _attach_debug_artifacts(self) -> None:
         """One artifact per run that did not end in a dump, kept with the log it came from.
@@ -589,19 +593,20 @@ def _snapshots_by_evaluation(
     within EVALUATION_TOLERANCE_SECONDS (two equally near: none). A run claimed by two
     snapshots gets neither.
     """
+    timed = [(k, a, a.timestamp) for k, a in _linkable_snapshots(loads) if a.timestamp is not None]
+    if not timed:
+        return {}  # nothing names an evaluation: the runs' times are not needed
     times: dict[RunKey, list[tuple[float, int]]] = {}
     for run in runs:
         when = run.timestamp
         if when is not None:
             times.setdefault(run.key, []).append((when, run.index))
     claims: dict[tuple[RunKey, int], list[Artifact]] = {}
-    for key, artifact in _linkable_snapshots(loads):
-        if artifact.timestamp is None:
-            continue
+    for key, artifact, named in timed:
         near = sorted(
-            (abs(when - artifact.timestamp), index)
+            (abs(when - named), index)
             for when, index in times.get(key, [])
-            if abs(when - artifact.timestamp) <= EVALUATION_TOLERANCE_SECONDS
+            if abs(when - named) <= EVALUATION_TOLERANCE_SECONDS
         )
         if not near or (len(near) > 1 and near[0][0] == near[1][0]):
             continue
