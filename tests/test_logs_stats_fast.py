@@ -165,3 +165,18 @@ def test_the_shape_memo_gives_the_walks_verdict(
 @pytest.mark.parametrize("record", [{"event": 3}, [], {"event": "pre_call"}])
 def test_plainly_valid_refuses_what_is_not_a_plain_record(record: Any) -> None:
     assert not debuglog.plainly_valid(record)
+
+
+def test_a_streamed_run_is_settled_as_settle_alone_settles_it(tmp_path: Path) -> None:
+    import dataclasses
+
+    from inspector.core.timeline import EvaluationRun, settle_alone
+
+    checked = 0
+    for log in _logs(tmp_path):
+        for run in stream_debug_runs(log):
+            if isinstance(run, EvaluationRun):
+                bare = dataclasses.replace(run, outcome="unknown", silent_causes=())
+                assert settle_alone(bare) == run, run
+                checked += 1
+    assert checked > 500

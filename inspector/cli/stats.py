@@ -3,7 +3,8 @@
 Counts per processor and outcome, the reduction-ratio distribution, tokens saved, reasons
 of non-compression, retries by error type, the biggest and least effective compressions,
 and the findings by kind (each context is rebuilt and diagnosed under its recorded
-settings; `--no-findings` keeps the fast header-level load and leaves them out).
+settings; `--no-findings` keeps the fast header-level load and leaves them out). The
+findings are imported only when an artifact may have some (streamed logs have none).
 `--json` prints JSON Lines: one line per unreadable input (with `error`), then one stats
 object (`"kind": "stats"`). Never imports Textual.
 """
@@ -18,7 +19,6 @@ from inspector.cli.common import print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
-from inspector.core.findings import FindingInput, folder_findings, run_findings
 from inspector.core.outcome import run_outcome
 from inspector.core.stats import DebugRunTally, compute_stats, count_findings
 from inspector.core.timeline import EvaluationRun
@@ -42,6 +42,8 @@ def _found(report: ReportRun, artifact: Artifact) -> list[Finding]:
     (`tests/test_logs_stats_fast.py` holds `run_findings` to that)."""
     if artifact.snapshot is None and artifact.kind == "debug" and artifact.after is None:
         return []
+    from inspector.core.findings import FindingInput, run_findings
+
     evaluated = report.evaluate(artifact)
     if evaluated.decision is not None:
         return list(evaluated.decision.findings)
@@ -50,6 +52,8 @@ def _found(report: ReportRun, artifact: Artifact) -> list[Finding]:
 
 def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
     """Findings counted by kind: each artifact's decision, plus the folder-level ones."""
+    from inspector.core.findings import folder_findings
+
     per_artifact: dict[int, list[Finding]] = {}
     for index, artifact in enumerate(artifacts):
         per_artifact[index] = _found(report, artifact)

@@ -115,10 +115,39 @@ def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Ou
     return Outcome("not compressed", f"no: {evaluation.reason}", None, evaluation.reason)
 
 
+#: `run_outcome` by what decides it (word, reason, whether the dump is the first silent
+#: cause, the last retry's reason), for the few such tuples a log repeats.
+_RUN_OUTCOMES: dict[tuple[str, str | None, bool, str | None], Outcome] = {}
+
+
 def run_outcome(run: EvaluationRun) -> Outcome:
     """`classify_outcome` of the debug artifact `sources.debuglog.debug_artifact` makes of a
     settled run, read from the run itself (`stats` over a streamed log builds no artifact;
     `tests/test_logs_stats_fast.py` holds the two equal)."""
+    check = run.threshold_check
+    reason = check.get("reason") if check is not None else None
+    word = run.outcome
+    retries = run.retries
+    last = retries[-1].get("reason") if retries and isinstance(retries[-1], Mapping) else None
+    if (
+        type(word) is str
+        and word
+        and (reason is None or type(reason) is str)
+        and (last is None or type(last) is str)
+    ):
+        causes = run.silent_causes
+        key = (word, reason, bool(causes) and causes[0] == DUMP_NOT_LOADED, last)
+        found = _RUN_OUTCOMES.get(key)
+        if found is None:
+            found = _run_outcome(run)
+            if len(_RUN_OUTCOMES) < 1024:
+                _RUN_OUTCOMES[key] = found
+        return found
+    return _run_outcome(run)
+
+
+def _run_outcome(run: EvaluationRun) -> Outcome:
+    """`run_outcome`, worked out."""
     check = run.threshold_check
     reason = check.get("reason") if check is not None else None
     word = run.outcome

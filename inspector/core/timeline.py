@@ -528,7 +528,7 @@ def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> Eva
         run.other_events,
         dump_id,
         outcome,
-        () if outcome != "silent_end" else _causes(run, dumps_loaded),
+        () if outcome != "silent_end" else _causes(run.retries, dumps_loaded),
         run.duplicates,
     )
 
@@ -539,25 +539,50 @@ def settle_alone(run: EvaluationRun) -> EvaluationRun:
     return _settled(run, None, False)
 
 
+def alone_run(
+    key: RunKey,
+    index: int,
+    source: str,
+    line: int | None,
+    check: Mapping[str, Any] | None,
+    span: Mapping[str, Any] | None,
+    retries: tuple[Mapping[str, Any], ...],
+    other: tuple[Mapping[str, Any], ...],
+) -> EvaluationRun:
+    """`settle_alone` of the run of these records, made as one object."""
+    outcome = _outcome_of(check, retries, None)
+    causes = _causes(retries, False) if outcome == "silent_end" else ()
+    return EvaluationRun(
+        key, index, source, line, check, span, retries, other, None, outcome, causes
+    )
+
+
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:
+    return _outcome_of(run.threshold_check, run.retries, dump_id)
+
+
+def _outcome_of(
+    check: Mapping[str, Any] | None, retries: Sequence[Mapping[str, Any]], dump_id: str | None
+) -> Outcome:
+    """A run's outcome from its check, its retries and the dump linked to it."""
     if dump_id is not None:
         return "compressed"
-    reason = run.reason
+    reason = _text((check or {}).get("reason"))  # `EvaluationRun.reason`
     if reason is None:
         return "unknown"
     if reason != "reached_threshold":
         return "not_compressed"
-    if _ended_by_retry(run):
+    if retries and retries[-1].get("retried") is False:  # `_ended_by_retry`
         return "failed"
     return "silent_end"
 
 
-def _causes(run: EvaluationRun, dumps_loaded: bool) -> tuple[str, ...]:
+def _causes(retries: Sequence[Mapping[str, Any]], dumps_loaded: bool) -> tuple[str, ...]:
     """What may have ended a silent run (outcome `silent_end`), likeliest first (narrowed by the retries seen).
 
     With no dump among the sources at all (a debug log loaded alone), a success whose dump
     is elsewhere is as likely as any failure, and comes first."""
-    transient = [r for r in run.retries if str(r.get("error_type") or "").startswith("transient")]
+    transient = [r for r in retries if str(r.get("error_type") or "").startswith("transient")]
     return _cause_order(len(transient) >= 2, dumps_loaded)
 
 

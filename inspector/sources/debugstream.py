@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.timeline import EvaluationRun, RunKey, settle_alone
+from inspector.core.timeline import EvaluationRun, RunKey, alone_run
 from inspector.sources.debuglog import (
     check_debug_record,
     debug_artifact,
@@ -101,7 +101,8 @@ class _RunBuilder:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.open: dict[RunKey, dict[str, Any]] = {}
+        #: Each open run: [index, first line, check, span_built, retries, other events].
+        self.open: dict[RunKey, list[Any]] = {}
         self.counts: dict[RunKey, int] = {}
 
     def add(self, raw: dict[str, Any], line: int) -> EvaluationRun | None:
@@ -118,38 +119,28 @@ class _RunBuilder:
         if event == "threshold_check" or state is None:
             if state is not None:
                 closed = self._run(key, state)
-            self.counts[key] = self.counts.get(key, 0) + 1
-            state = {"index": self.counts[key], "line": line, "check": None, "span": None}
-            state.update(retries=[], other=[])
-            self.open[key] = state
+            index = self.counts[key] = self.counts.get(key, 0) + 1
+            state = self.open[key] = [index, line, None, None, [], []]
         if event == "threshold_check":
-            state["check"] = raw
-        elif event == "span_built" and state["span"] is None:
-            state["span"] = raw
+            state[2] = raw
+        elif event == "span_built" and state[3] is None:
+            state[3] = raw
         elif event == "compression_retry":
-            state["retries"].append(raw)
+            state[4].append(raw)
         else:
-            state["other"].append(raw)
+            state[5].append(raw)
         return closed
 
     def close_all(self) -> Iterator[EvaluationRun]:
         """The runs still open at the end of the file, in the order they started."""
-        for key, state in sorted(self.open.items(), key=lambda item: item[1]["line"] or 0):
+        for key, state in sorted(self.open.items(), key=lambda item: item[1][1] or 0):
             yield self._run(key, state)
         self.open.clear()
 
-    def _run(self, key: RunKey, state: dict[str, Any]) -> EvaluationRun:
-        run = EvaluationRun(
-            key=key,
-            index=state["index"],
-            source=self.source,
-            line=state["line"],
-            threshold_check=state["check"],
-            span_built=state["span"],
-            retries=tuple(state["retries"]),
-            other_events=tuple(state["other"]),
-        )
-        return settle_alone(run)  # a log given alone: link_runs with no dumps
+    def _run(self, key: RunKey, state: list[Any]) -> EvaluationRun:
+        index, line, check, span, retries, other = state
+        # a log given alone: `link_runs` with no dumps (`settle_alone`), made at once
+        return alone_run(key, index, self.source, line, check, span, tuple(retries), tuple(other))
 
 
 def run_artifact(run: EvaluationRun) -> Artifact:
