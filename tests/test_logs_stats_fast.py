@@ -180,3 +180,24 @@ def test_a_streamed_run_is_settled_as_settle_alone_settles_it(tmp_path: Path) ->
                 assert settle_alone(bare) == run, run
                 checked += 1
     assert checked > 500
+
+
+def test_the_typed_debug_record_is_classified_as_its_plain_mapping(tmp_path: Path) -> None:
+    import dataclasses
+
+    from inspector.core.artifact import Artifact
+
+    checked = 0
+    for log in _logs(tmp_path):
+        for item in [*load_paths([log]), *(run_artifact(r) for r in _runs_of(log))]:
+            if isinstance(item, Artifact) and item.kind == "debug":
+                plain = dataclasses.replace(item, recorded=dict(item.recorded))
+                assert classify_outcome(item) == classify_outcome(plain), item.id
+                checked += 1
+    assert checked > 1000
+
+
+def _runs_of(log: Path) -> list[Any]:
+    from inspector.core.timeline import EvaluationRun
+
+    return [r for r in stream_debug_runs(log) if isinstance(r, EvaluationRun)]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from inspector.core.artifact import Artifact, recorded_value
+from inspector.core.artifact import Artifact, DebugRecorded, recorded_value
 from inspector.core.timeline import SILENT_CAUSES, EvaluationRun
 
 #: The silent cause that says the run may have succeeded with its dump elsewhere.
@@ -95,11 +95,19 @@ def _model_call(artifact: Artifact, evaluation: Judged | None) -> Outcome:
 def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Outcome:
     """The artifact's outcome: its own record first, else our evaluation of its context."""
     recorded = artifact.recorded
-    word = recorded_value(recorded, "outcome", "final_outcome")
+    if type(recorded) is DebugRecorded and artifact.kind == "debug":
+        # the same reads on the typed record's fields (no copies of its mappings)
+        word = recorded.outcome
+        reason: object = recorded.reason
+        check = recorded.threshold_check
+        if reason is None and isinstance(check, Mapping):
+            reason = check.get("reason")
+    else:
+        word = recorded_value(recorded, "outcome", "final_outcome")
+        reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
     word = word if isinstance(word, str) and word else None
     if artifact.kind == "dump":
         return Outcome("compressed", "compressed", word or "compressed")
-    reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
     if word is not None:
         return _from_recorded_word(word, reason, recorded)
     if isinstance(reason, str) and reason and artifact.kind == "debug":

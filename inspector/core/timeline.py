@@ -253,6 +253,8 @@ def call_evaluations(
     A run belongs to the first call of its session and context (session ids compared in
     their safe() form) timed at or after it; runs or calls without a time link nothing.
     """
+    if not calls:
+        return {}  # no call to give evaluations to
     by_key: dict[tuple[str | None, str | None], list[ModelCall]] = {}
     for call in calls:
         if call.timestamp is not None:
