@@ -80,10 +80,9 @@ class ReportRun:
         self.contexts = contexts
         # a command without TUNING flags (`stats`: no `--processor`) has no overrides, and
         # reading none needs no strategy imported
-        self.overrides: dict[str, Any] = (
-            tuning_overrides(args) if hasattr(args, "processor") else {}
-        )
-        if self.overrides or hasattr(args, "processor"):
+        self.overrides: dict[str, Any] = {}
+        if hasattr(args, "processor"):
+            self.overrides = tuning_overrides(args)
             check_overrides(self.overrides)
         self.sources = require_sources(getattr(args, "sources", []) or [])
         self.json = bool(getattr(args, "json", False))

@@ -541,17 +541,20 @@ def settle_alone(run: EvaluationRun) -> EvaluationRun:
     return _settled(run, None, False)
 
 
+#: A run's records: its threshold_check, first span_built, retries and other events.
+RunRecords = tuple[
+    Mapping[str, Any] | None,
+    Mapping[str, Any] | None,
+    tuple[Mapping[str, Any], ...],
+    tuple[Mapping[str, Any], ...],
+]
+
+
 def alone_run(
-    key: RunKey,
-    index: int,
-    source: str,
-    line: int | None,
-    check: Mapping[str, Any] | None,
-    span: Mapping[str, Any] | None,
-    retries: tuple[Mapping[str, Any], ...],
-    other: tuple[Mapping[str, Any], ...],
+    key: RunKey, index: int, source: str, line: int | None, records: RunRecords
 ) -> EvaluationRun:
     """`settle_alone` of the run of these records, made as one object."""
+    check, span, retries, other = records
     outcome = _outcome_of(check, retries, None)
     causes = _causes(retries, False) if outcome == "silent_end" else ()
     return EvaluationRun(

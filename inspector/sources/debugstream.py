@@ -140,7 +140,7 @@ class _RunBuilder:
     def _run(self, key: RunKey, state: list[Any]) -> EvaluationRun:
         index, line, check, span, retries, other = state
         # a log given alone: `link_runs` with no dumps (`settle_alone`), made at once
-        return alone_run(key, index, self.source, line, check, span, tuple(retries), tuple(other))
+        return alone_run(key, index, self.source, line, (check, span, tuple(retries), tuple(other)))
 
 
 def run_artifact(run: EvaluationRun) -> Artifact:
