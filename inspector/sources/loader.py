@@ -80,7 +80,7 @@ from inspector.sources.classify import (
     locate_key,
 )
 from inspector.sources.debuglog import debug_artifact
-from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
+from inspector.sources.dump import DUMP_NAME_RE, DumpFile, ToolLists, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
 from inspector.sources.evidence import dump_objects, evidence_for, run_objects
 from inspector.sources.files import (
@@ -240,6 +240,8 @@ class _Streamer:
         self.heads: dict[Path, DumpRef] = {}
         self._kept_ids: dict[str, frozenset[str]] = {}
         self._ref_paths: dict[str, Path] = {}
+        #: Each distinct tool list of the load's dumps parsed once (and so counted once).
+        self._tool_lists = ToolLists()
 
     def provide(self) -> dict[str, TokenCounter]:
         """Token counters, made on first need."""
@@ -533,6 +535,7 @@ class _Streamer:
                 self.provide,
                 self._timeline(dump.ref.session_id),
                 lambda: self._earlier_kept(dump),
+                self._tool_lists,
             )
             return self._evidence(artifact, [*dump_objects(dump.raw), *run_objects(run)])
         except InspectorError as error:
