@@ -4,8 +4,9 @@ The screen talks to strategies only through the protocol (`inspector.core.strate
 never names one. It owns the state (artifact, strategy, recorded and current settings,
 decision, flips); widgets get attributes and post past-fact messages back. The first
 decision of a strategy in a token mode counts the context in a worker; after that every
-tuning change decides synchronously (microseconds for the forked compressors, milliseconds
-for the hybrid pipeline) and the flips follow in a debounced worker.
+tuning change decides synchronously, without what the source recorded (the same regions and
+verdict, none of the findings that read the record), and draws list, bar and verdict in one
+frame; the complete decision and the flips follow in one coalesced worker (`ContextFollow`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
-from inspector.core.flip_check import holding_flips, source_outcome
 from inspector.core.messages import Message
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
@@ -49,6 +49,7 @@ from inspector.tui.count_cancel import CountCancelled, cancellable
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_follow import ContextFollow, FollowState
 from inspector.tui.screens.context_launch import ContextLaunch
 from inspector.tui.screens.context_live import LIVE_BINDINGS, ContextLive
 from inspector.tui.screens.context_navigation import ContextNavigation
@@ -63,16 +64,15 @@ from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActio
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
+from inspector.tui.widgets.line_panel import TextPanel
 from inspector.tui.widgets.message_list import MessageList
 from inspector.tui.widgets.quiet_footer import QuietFooter
 from inspector.tui.widgets.settings_panel import SettingsPanel
 from inspector.tui.widgets.why_panel import WhyPanel
 
-#: Seconds the settings must stay unchanged before the flips are searched again.
-FLIPS_DELAY = 0.05
-
 
 class ContextScreen(
+    ContextFollow,
     ContextLive,
     ContextSide,
     ContextLaunch,
@@ -93,19 +93,6 @@ class ContextScreen(
             self.ready = ready
             self.settings = settings
             self.decision = decision
-
-    class FlipsFound(TextualMessage):
-        """The smallest flips of `settings` are ready."""
-
-        def __init__(
-            self, key: str, settings: Settings, flips: list[Flip], dropped: int = 0
-        ) -> None:
-            super().__init__()
-            self.key = key
-            self.settings = settings
-            self.flips = flips
-            #: Flips to "compresses" left out: openJiuwen's benefit check would drop them.
-            self.dropped = dropped
 
     def __init__(
         self,
@@ -140,7 +127,7 @@ class ContextScreen(
         self._after_bar: BarParts | None = None
         self._after_priced: dict[str, PricedContext] = {}
         self._side_keys: dict[str, object] = {}
-        self._flips_timer: Timer | None = None
+        self._follow = FollowState()
         self._side_timer: Timer | None = None
         self._source_line: Text | None = None
         self._footer_has_flips = False
@@ -163,7 +150,7 @@ class ContextScreen(
         """Verdict line, context bar, list beside tabs, search box, footer."""
         self._restore_tuning()
         yield Static(id="context-title")
-        yield Static(id="verdict")
+        yield TextPanel(id="verdict")
         yield ContextBarPanel(id="bar")
         with Horizontal(id="context-body"):
             yield MessageList(id="messages")
@@ -200,7 +187,7 @@ class ContextScreen(
                 recorded_vs_ours(self.artifact, None, self.palette),
                 timeline_renderable(self.artifact, self.palette),
             )
-            self.query_one("#verdict", Static).update(
+            self.query_one("#verdict", TextPanel).update(
                 headline(
                     self._source_line,
                     Text(
@@ -298,33 +285,31 @@ class ContextScreen(
         self.settings = settings
         ready = (self.strategy.key, self._mode(settings))
         if ready not in self.ready:
-            self.query_one("#verdict", Static).update(
+            self.query_one("#verdict", TextPanel).update(
                 Text(f"counting tokens ({ready[1] or self.strategy.processor}) …", "dim")
             )
             self.watch_count(self.count(self.strategy, settings), ready[1])
             return
         try:
-            decision = self.strategy.decide(self._prepared(self.strategy), settings, self.artifact)
+            # without the artifact: the findings on what was recorded follow in a worker
+            decision = self.strategy.decide(self._prepared(self.strategy), settings, None)
+            decision = self.with_pins(decision)
         except InspectorError as error:
             self.notify(f"{self.strategy.processor}: {error}", severity="error")
             return
-        self._decided(decision)
+        self._decided(decision, complete=False)
 
-    def _decided(self, decision: Decision) -> None:
-        decision = self.with_pins(decision)
+    def _decided(self, decision: Decision, complete: bool) -> None:
+        """Draw `decision` (its pins applied); `complete`: it has every finding."""
         release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
         if decision.numbers.get("openjiuwen_version") != release:
             self._show_title()
         self._update_recorded()
         self.flips = None
+        self.decided_on_screen(complete)
         self._redraw()
         self.live_decided(decision)
-        # Debounced: a held key re-decides every frame but searches the flips once it settles.
-        if self._flips_timer is not None:
-            self._flips_timer.stop()
-        key, settings = self.strategy.key, self.settings
-        self._flips_timer = self.set_timer(FLIPS_DELAY, lambda: self.find_flips(key, settings))
 
     def _update_recorded(self) -> None:
         """The recorded settings' decision, once their token mode is counted."""
@@ -335,8 +320,9 @@ class ContextScreen(
             return
         self.recorded_decision = None
         if (self.strategy.key, self._mode(self.recorded)) in self.ready:
+            # its verdict and regions only (no findings shown): the artifact is not needed
             self.recorded_decision = self.strategy.decide(
-                self._prepared(self.strategy), self.recorded, self.artifact
+                self._prepared(self.strategy), self.recorded, None
             )
 
     def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None:
@@ -421,7 +407,7 @@ class ContextScreen(
             verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
         verdict.append_text(total_note(self.artifact, decision, self.palette))
         verdict = headline(self._source_line, verdict, self.palette)
-        self.query_one("#verdict", Static).update(verdict, layout=False)
+        self.query_one("#verdict", TextPanel).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
             bar.show(
@@ -492,45 +478,14 @@ class ContextScreen(
         """A mode was counted: show what was waiting for it."""
         self.ready.add(message.ready)
         if message.ready[0] == self.strategy.key and message.settings == self.settings:
-            self._decided(message.decision)
+            try:
+                decision = self.with_pins(message.decision, self.artifact)
+            except InspectorError as error:
+                self.notify(f"pins: {error}", severity="error")
+                decision = message.decision
+            self._decided(decision, complete=True)
         elif message.ready[0] == self.strategy.key:
             self.apply_settings(self.settings)
-
-    @work(thread=True, exclusive=True, group="flips", exit_on_error=False)
-    def find_flips(self, key: str, settings: Settings) -> None:
-        """The smallest single changes that flip the decision of `settings`."""
-        if key != self.strategy.key:
-            return
-        from textual.worker import get_current_worker
-
-        worker = get_current_worker()
-        flips: list[Flip] = []
-        # pinned messages are kept out of the span here too (the CLI's `why --pin`)
-        prepared, prepare = self.flips_context(self.strategy, settings)
-        for flip in self.strategy.flips(prepared, settings):
-            if worker.is_cancelled or settings != self.settings:
-                return  # stale: the settings moved on
-            flips.append(flip)
-        found = len(flips)
-        if self.snapshot is not None:
-            flips = holding_flips(
-                flips, prepared.snapshot, key, self.counters, prepare, source_outcome(self.artifact)
-            )
-        if not worker.is_cancelled:
-            self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
-
-    def on_context_screen_flips_found(self, message: FlipsFound) -> None:
-        """Keep the flips if they are still for the current settings; draw them if visible."""
-        if message.key != self.strategy.key or message.settings != self.settings:
-            return
-        self.flips = message.flips
-        self.flips_dropped = message.dropped
-        self._side_keys.pop("why", None)
-        self.refresh_side()
-        if bool(self.flips) != self._footer_has_flips:
-            # The footer recomposes on refresh; do it only when the Flip key changes state.
-            self._footer_has_flips = bool(self.flips)
-            self.refresh_bindings()
 
     # --- messages from children ----------------------------------------------------------
 
