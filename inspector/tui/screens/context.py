@@ -57,6 +57,7 @@ from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
     headline,
+    legend_labels,
     source_headline,
     total_note,
 )
@@ -423,7 +424,7 @@ class ContextScreen(
             )
             parts = decision_parts(decision)
             note = decision.gauge.note if decision.gauge is not None else ""
-            bar.show(parts, recorded, note=note)
+            bar.show(parts, recorded, note=note, labels=legend_labels(decision))
         self.schedule_side()
 
     def _redraw_after(self, decision: Decision) -> None:

@@ -61,29 +61,34 @@ class ContextBarPanel(LinePanel):
         self.rebuild()
 
     def build_lines(self, width: int) -> list[Text]:
-        """The panel's lines at `width`: per bar its title, the bar, the marks and the legend."""
+        """The panel's lines at `width`: per bar its title, the bar, the marks and the legend.
+
+        The legend names the parts in the strategy's words (`labels`), shortened to their
+        first words when they do not fit."""
         styles = self.palette
         if self._tuned is None:
             return [Text(self._note or "no context to draw", styles("muted"))]
         if self._recorded is None:
-            bars = [
-                ContextBar(
-                    self._tuned, title=self._note or None, labels=self._labels, styles=styles
-                )
-            ]
+            titled = [(self._tuned, self._note or None)]
         else:
-            bars = [
-                ContextBar(self._recorded, title="recorded", legend=True, styles=styles),
-                ContextBar(self._tuned, title="tuned", legend=True, styles=styles),
-            ]
+            titled = [(self._recorded, "recorded"), (self._tuned, "tuned")]
         lines: list[Text] = []
-        for bar in bars:
-            if bar.title:
-                lines.append(Text(bar.title, "bold"))
-            lines += bar.bar_text(width).split("\n")
-            if bar.legend:
-                lines += bar.legend_lines(width)
+        for parts, title in titled:
+            if title:
+                lines.append(Text(title, "bold"))
+            lines += ContextBar(parts, styles=styles).bar_text(width).split("\n")
+            lines += self._legend(parts, width)
         return lines
+
+    def _legend(self, parts: BarParts, width: int) -> list[Text]:
+        """The legend in the strategy's words, or in their first words (without what is in
+        brackets) when that does not fit (cut at the width when even that does not)."""
+        labels = self._labels or {}
+        legend = ContextBar(parts, labels=labels, styles=self.palette).legend_lines(width)
+        short = {name: label.split(" (")[0] for name, label in labels.items()}
+        if short != labels and any(line.cell_len > width for line in legend):
+            legend = ContextBar(parts, labels=short, styles=self.palette).legend_lines(width)
+        return legend
 
     def lines_needed(self) -> int:
         """Rows the bar(s) take at the panel's width: bar, marks and legend (one or two
