@@ -25,6 +25,7 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
 from inspector.core.messages import Message
+from inspector.core.pins import recorded_pins
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
@@ -53,6 +54,7 @@ from inspector.tui.screens.context_follow import ContextFollow, FollowState
 from inspector.tui.screens.context_launch import ContextLaunch
 from inspector.tui.screens.context_live import LIVE_BINDINGS, ContextLive
 from inspector.tui.screens.context_navigation import ContextNavigation
+from inspector.tui.screens.context_pins import PIN_PROMPT, PinActions
 from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
@@ -79,6 +81,7 @@ class ContextScreen(
     ContextLaunch,
     ContextNavigation,
     TuningActions,
+    PinActions,
     ReportActions,
     InspectorScreen[None],
 ):
@@ -167,6 +170,8 @@ class ContextScreen(
             yield Input(
                 placeholder="search messages (Enter: find, Esc: close)", id="search", compact=True
             )
+        with Vertical(id="pins-bar"):
+            yield Input(placeholder=PIN_PROMPT, id="pins", compact=True)
         yield QuietFooter()
 
     def on_mount(self) -> None:
@@ -174,6 +179,7 @@ class ContextScreen(
         first frame is the list, the bar and the verdict line; the Why tab's tables are drawn
         after it, once the decision is in (`ContextSide`)."""
         self.query_one("#search-bar").display = False
+        self.query_one("#pins-bar").display = False
         self._source_line = source_headline(self.artifact, self.palette)
         if self._source_line is not None:
             self.query_one("#verdict").styles.height = 3
@@ -182,6 +188,7 @@ class ContextScreen(
         self.links = tool_links(messages)
         self.results = results_by_call(messages)
         self.query_one(MessageList).show(messages, None, self.links)
+        self.query_one(MessageList).set_pins(self.pinned_rows())
         self.query_one(MessageList).focus()
         if self.snapshot is None:
             self.query_one(WhyPanel).show_recorded(
@@ -213,25 +220,29 @@ class ContextScreen(
         return (self.artifact.source, self.artifact.id)
 
     def _restore_tuning(self) -> None:
-        """The tuning left on this context the last time it was open (kept by the app)."""
-        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
-        if kept is None or self.snapshot is None:
+        """The tuning and pins left on this context the last time it was open (kept by the
+        app), else the pins the snapshot carries (an exported snapshot keeps its marks)."""
+        if self.snapshot is None:
             return
-
-        strategy_key, settings = kept
+        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
+        if kept is None:
+            self.pins = recorded_pins(self.snapshot)
+            return
+        strategy_key, settings, self.pins = kept
         self.strategy = registry.get(strategy_key)
         self.recorded = self.strategy.recorded_settings(self.snapshot)
         self.settings = settings
 
     def on_unmount(self) -> None:
-        """Keep the tuning for the next time this context is opened (tuned or not)."""
+        """Keep the tuning and the pins for the next time this context is opened."""
         tunings = getattr(self.app, "tunings", None)
         if tunings is None or self.snapshot is None:
             return
-        if self.settings == self.recorded and self.strategy.key == self._first_strategy:
+        untouched = self.settings == self.recorded and self.strategy.key == self._first_strategy
+        if untouched and self.pins == recorded_pins(self.snapshot):
             tunings.pop(self._tuning_key(), None)
         else:
-            tunings[self._tuning_key()] = (self.strategy.key, self.settings)
+            tunings[self._tuning_key()] = (self.strategy.key, self.settings, self.pins)
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -549,6 +560,8 @@ class ContextScreen(
 
     def action_back(self) -> None:
         """Leave an input (focus back on the list), close the search box, or go back."""
+        if self.close_pins_prompt():
+            return
         focused = self.focused
         message_list = self.query_one(MessageList)
         if focused is not None and focused is not message_list and focused.id != "search":
@@ -605,6 +618,8 @@ class ContextScreen(
         self.matches = []
         message_list = self.query_one(MessageList)
         message_list.show(messages, None, self.links)
+        # pins are context indices: no mark on the context after compression
+        message_list.set_pins(frozenset() if self.showing_after else self.pinned_rows())
         message_list.set_matches([])
         message_list.move_to(0)
         self._redraw()

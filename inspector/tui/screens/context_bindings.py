@@ -158,6 +158,13 @@ CONTEXT_BINDINGS: list[BindingType] = [
         tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
     ),
     Binding(
+        "V",
+        "pin_range",
+        "Pin range",
+        show=False,
+        tooltip="Pin messages by range (7-9, 12): never compressed (a what-if); empty: no pins",
+    ),
+    Binding(
         "A",
         "apply_to_all",
         "Apply to all rows",

@@ -1,11 +1,10 @@
-"""The context view's report and pin commands: write the report, copy it as text, pin messages.
+"""The context view's report commands: write the report, copy it as text.
 
 A mixin of ContextScreen (which owns `artifact`, `snapshot`, `strategy`, `settings`,
 `decision`, `flips`, `counters`). The report is the one of `inspector report` (same builder,
 same Markdown and HTML), written into the report folder (the preferences' `report_folder`,
 else `<user data dir>/context-inspector/reports`) with the context as a snapshot carrying
-its pins. Pins are the what-if of `inspector.core.pins`: `P` pins or unpins the message
-under the cursor and the screen decides again with the pinned messages kept verbatim.
+its pins (the pin commands are `context_pins`).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.pins import PinRow, format_pins, pins_across_strategies
+from inspector.core.pins import PinRow, pins_across_strategies
 from inspector.core.redact import mask_secrets
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.base import Decision, Flip, Prepared, Settings, Strategy
@@ -49,7 +48,7 @@ def _file_stem(artifact: Artifact) -> str:
 
 
 class ReportActions:
-    """Write, copy and pin; mixed into ContextScreen."""
+    """Write and copy; mixed into ContextScreen."""
 
     artifact: Artifact
     snapshot: ContextSnapshot | None
@@ -131,17 +130,3 @@ class ReportActions:
             return
         names = ", ".join(p.name for p in written)
         self.notify(f"report written to {folder}: {names}", timeout=8)
-
-    def action_toggle_pin(self) -> None:
-        """Pin or unpin the message under the cursor (keep verbatim, a what-if)."""
-        if self.snapshot is None:
-            return
-        from inspector.tui.widgets.message_list import MessageList
-
-        index = self.query_one(MessageList).cursor
-        if not 0 <= index < len(self.snapshot.messages):
-            return
-        self.pins = self.pins ^ {index}
-        shown = format_pins(self.pins) or "none"
-        self.notify(f"pins: {shown} (what-if: kept verbatim; openJiuwen has no pins)", timeout=4)
-        self.apply_settings(self.settings)
