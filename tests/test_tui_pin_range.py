@@ -24,6 +24,7 @@ from inspector.tui.widgets.message_list import PIN_MARK, MessageList
 from tests.test_pins import context
 from tests.test_tui_app import Notices, open_row, settle
 from tests.test_tui_fixes_layout import lines_of
+from tests.test_tui_key_path import send
 
 
 @pytest.fixture
@@ -65,12 +66,13 @@ async def test_a_range_pin_decides_as_the_core_and_marks_the_rows(
         screen = await open_row(app, pilot, lambda row: row.artifact.id == "pins")
         message_list = screen.query_one(MessageList)
         message_list.move_to(3)
-        await pilot.press("V")
         await pilot.pause()
+        send(app, "V", "V")  # V, 6 and Enter arrive together, as from a fast typist
+        send(app, "6", "6")
+        send(app, "enter", "\r")
+        await settle(app, pilot)
         box = screen.query_one("#pins", Input)
-        assert box.value == "3-"  # the range starts at the cursor; the user types its end
-        box.value += "6"
-        await pilot.press("enter")
+        assert box.value == "3-6"  # the range started at the cursor; 6 typed after it
         await settle(app, pilot)
         assert screen.pins == {3, 4, 5, 6}
         assert not screen.query_one("#pins-bar").display and message_list.has_focus

@@ -171,7 +171,7 @@ class ContextScreen(
                 placeholder="search messages (Enter: find, Esc: close)", id="search", compact=True
             )
         with Vertical(id="pins-bar"):
-            yield Input(placeholder=PIN_PROMPT, id="pins", compact=True)
+            yield Input(placeholder=PIN_PROMPT, id="pins", compact=True, select_on_focus=False)
         yield QuietFooter()
 
     def on_mount(self) -> None:
@@ -552,6 +552,8 @@ class ContextScreen(
             return bool(self.matches) or None
         if action == "apply_flip":
             return self._flip_allowed(parameters)
+        if action == "pin_range":
+            return not isinstance(self.focused, Input | Select)
         if action in ("scroll_side", "focus_side"):
             return self.active_tab() is not None or None
         if action == "sweep":

@@ -162,6 +162,9 @@ CONTEXT_BINDINGS: list[BindingType] = [
         "pin_range",
         "Pin range",
         show=False,
+        # handled before the key reaches the list, so keys typed right after it go into the
+        # prompt (`check_action` turns it off while an input has the focus)
+        priority=True,
         tooltip="Pin messages by range (7-9, 12): never compressed (a what-if); empty: no pins",
     ),
     Binding(

@@ -80,7 +80,9 @@ class PinActions:
         box = self.query_one("#pins", Input)
         box.value = f"{written},{cursor}-" if written else f"{cursor}-"
         self.query_one("#pins-bar").display = True
-        box.focus()
+        # at once, not on the next idle: keys typed right after `V` go into the prompt
+        screen: Any = self  # a Textual screen (the mixin declares no Screen methods)
+        screen.set_focus(box)
         box.cursor_position = len(box.value)
 
     def close_pins_prompt(self) -> bool:
