@@ -103,12 +103,13 @@ def verdict_word(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
 
 
 def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
-    """Each region, one per line: messages, index range, tokens (runs of one region added up)."""
-    grouped: dict[str, list[Any]] = {}
-    for region in decision.regions:
-        grouped.setdefault(region.name, []).append(region)
+    """Each region, one per line: messages, index range, tokens (runs of one region and label
+    added up)."""
+    grouped: dict[tuple[str, str], list[Any]] = {}
+    for region in decision.regions:  # pinned runs (a prefix by name) get their own line
+        grouped.setdefault((region.name, region.label), []).append(region)
     text = Text()
-    for name, runs in grouped.items():
+    for (name, _), runs in grouped.items():
         if text:
             text.append("\n")
         count = sum(r.size for r in runs)
