@@ -230,7 +230,10 @@ def _followed(app: App[Any]) -> bool:
 
     screen = app.screen
     return (
-        isinstance(screen, ContextScreen) and screen.flips is not None and not screen.side_pending
+        isinstance(screen, ContextScreen)
+        and screen.flips is not None
+        and screen.decision_complete
+        and not screen.side_pending
     )
 
 

@@ -56,7 +56,8 @@ class InspectorApp(App[int]):
         self._quit_asked = float("-inf")
         #: Tuning left on each context, (source, id) -> (strategy key, settings): it survives
         #: going back to the browser and opening the context again.
-        self.tunings: dict[tuple[str, str], tuple[str, Any]] = {}
+        #: (source, id) -> (strategy key, settings, pins) left on a context (kept across opens).
+        self.tunings: dict[tuple[str, str], tuple[str, Any, frozenset[int]]] = {}
 
     @property
     def _background_screens(self) -> list[Screen[Any]]:

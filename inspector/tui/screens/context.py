@@ -4,8 +4,9 @@ The screen talks to strategies only through the protocol (`inspector.core.strate
 never names one. It owns the state (artifact, strategy, recorded and current settings,
 decision, flips); widgets get attributes and post past-fact messages back. The first
 decision of a strategy in a token mode counts the context in a worker; after that every
-tuning change decides synchronously (microseconds for the forked compressors, milliseconds
-for the hybrid pipeline) and the flips follow in a debounced worker.
+tuning change decides synchronously, without what the source recorded (the same regions and
+verdict, none of the findings that read the record), and draws list, bar and verdict in one
+frame; the complete decision and the flips follow in one coalesced worker (`ContextFollow`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from textual.widgets import Input, Select, Static, TabbedContent, TabPane
 
 from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
-from inspector.core.flip_check import holding_flips, source_outcome
 from inspector.core.messages import Message
+from inspector.core.pins import recorded_pins
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
@@ -49,13 +50,16 @@ from inspector.tui.count_cancel import CountCancelled, cancellable
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.context_bindings import CONTEXT_BINDINGS
+from inspector.tui.screens.context_follow import ContextFollow, FollowState
 from inspector.tui.screens.context_launch import ContextLaunch
 from inspector.tui.screens.context_live import LIVE_BINDINGS, ContextLive
 from inspector.tui.screens.context_navigation import ContextNavigation
+from inspector.tui.screens.context_pins import PIN_PROMPT, PinActions
 from inspector.tui.screens.context_side import ContextSide
 from inspector.tui.screens.context_view import (
     decision_verdict,
     headline,
+    legend_labels,
     source_headline,
     total_note,
 )
@@ -63,21 +67,21 @@ from inspector.tui.screens.report_actions import NO_CONTEXT_ACTIONS, ReportActio
 from inspector.tui.screens.tuning_actions import TuningActions
 from inspector.tui.widgets.context_bar_panel import ContextBarPanel
 from inspector.tui.widgets.detail_pane import MessageDetailPane
+from inspector.tui.widgets.line_panel import TextPanel
 from inspector.tui.widgets.message_list import MessageList
 from inspector.tui.widgets.quiet_footer import QuietFooter
 from inspector.tui.widgets.settings_panel import SettingsPanel
 from inspector.tui.widgets.why_panel import WhyPanel
 
-#: Seconds the settings must stay unchanged before the flips are searched again.
-FLIPS_DELAY = 0.05
-
 
 class ContextScreen(
+    ContextFollow,
     ContextLive,
     ContextSide,
     ContextLaunch,
     ContextNavigation,
     TuningActions,
+    PinActions,
     ReportActions,
     InspectorScreen[None],
 ):
@@ -93,19 +97,6 @@ class ContextScreen(
             self.ready = ready
             self.settings = settings
             self.decision = decision
-
-    class FlipsFound(TextualMessage):
-        """The smallest flips of `settings` are ready."""
-
-        def __init__(
-            self, key: str, settings: Settings, flips: list[Flip], dropped: int = 0
-        ) -> None:
-            super().__init__()
-            self.key = key
-            self.settings = settings
-            self.flips = flips
-            #: Flips to "compresses" left out: openJiuwen's benefit check would drop them.
-            self.dropped = dropped
 
     def __init__(
         self,
@@ -140,7 +131,7 @@ class ContextScreen(
         self._after_bar: BarParts | None = None
         self._after_priced: dict[str, PricedContext] = {}
         self._side_keys: dict[str, object] = {}
-        self._flips_timer: Timer | None = None
+        self._follow = FollowState()
         self._side_timer: Timer | None = None
         self._source_line: Text | None = None
         self._footer_has_flips = False
@@ -163,7 +154,7 @@ class ContextScreen(
         """Verdict line, context bar, list beside tabs, search box, footer."""
         self._restore_tuning()
         yield Static(id="context-title")
-        yield Static(id="verdict")
+        yield TextPanel(id="verdict")
         yield ContextBarPanel(id="bar")
         with Horizontal(id="context-body"):
             yield MessageList(id="messages")
@@ -179,6 +170,8 @@ class ContextScreen(
             yield Input(
                 placeholder="search messages (Enter: find, Esc: close)", id="search", compact=True
             )
+        with Vertical(id="pins-bar"):
+            yield Input(placeholder=PIN_PROMPT, id="pins", compact=True, select_on_focus=False)
         yield QuietFooter()
 
     def on_mount(self) -> None:
@@ -186,6 +179,7 @@ class ContextScreen(
         first frame is the list, the bar and the verdict line; the Why tab's tables are drawn
         after it, once the decision is in (`ContextSide`)."""
         self.query_one("#search-bar").display = False
+        self.query_one("#pins-bar").display = False
         self._source_line = source_headline(self.artifact, self.palette)
         if self._source_line is not None:
             self.query_one("#verdict").styles.height = 3
@@ -194,13 +188,14 @@ class ContextScreen(
         self.links = tool_links(messages)
         self.results = results_by_call(messages)
         self.query_one(MessageList).show(messages, None, self.links)
+        self.query_one(MessageList).set_pins(self.pinned_rows())
         self.query_one(MessageList).focus()
         if self.snapshot is None:
             self.query_one(WhyPanel).show_recorded(
                 recorded_vs_ours(self.artifact, None, self.palette),
                 timeline_renderable(self.artifact, self.palette),
             )
-            self.query_one("#verdict", Static).update(
+            self.query_one("#verdict", TextPanel).update(
                 headline(
                     self._source_line,
                     Text(
@@ -225,25 +220,29 @@ class ContextScreen(
         return (self.artifact.source, self.artifact.id)
 
     def _restore_tuning(self) -> None:
-        """The tuning left on this context the last time it was open (kept by the app)."""
-        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
-        if kept is None or self.snapshot is None:
+        """The tuning and pins left on this context the last time it was open (kept by the
+        app), else the pins the snapshot carries (an exported snapshot keeps its marks)."""
+        if self.snapshot is None:
             return
-
-        strategy_key, settings = kept
+        kept = getattr(self.app, "tunings", {}).get(self._tuning_key())
+        if kept is None:
+            self.pins = recorded_pins(self.snapshot)
+            return
+        strategy_key, settings, self.pins = kept
         self.strategy = registry.get(strategy_key)
         self.recorded = self.strategy.recorded_settings(self.snapshot)
         self.settings = settings
 
     def on_unmount(self) -> None:
-        """Keep the tuning for the next time this context is opened (tuned or not)."""
+        """Keep the tuning and the pins for the next time this context is opened."""
         tunings = getattr(self.app, "tunings", None)
         if tunings is None or self.snapshot is None:
             return
-        if self.settings == self.recorded and self.strategy.key == self._first_strategy:
+        untouched = self.settings == self.recorded and self.strategy.key == self._first_strategy
+        if untouched and self.pins == recorded_pins(self.snapshot):
             tunings.pop(self._tuning_key(), None)
         else:
-            tunings[self._tuning_key()] = (self.strategy.key, self.settings)
+            tunings[self._tuning_key()] = (self.strategy.key, self.settings, self.pins)
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -298,33 +297,31 @@ class ContextScreen(
         self.settings = settings
         ready = (self.strategy.key, self._mode(settings))
         if ready not in self.ready:
-            self.query_one("#verdict", Static).update(
+            self.query_one("#verdict", TextPanel).update(
                 Text(f"counting tokens ({ready[1] or self.strategy.processor}) …", "dim")
             )
             self.watch_count(self.count(self.strategy, settings), ready[1])
             return
         try:
-            decision = self.strategy.decide(self._prepared(self.strategy), settings, self.artifact)
+            # without the artifact: the findings on what was recorded follow in a worker
+            decision = self.strategy.decide(self._prepared(self.strategy), settings, None)
+            decision = self.with_pins(decision)
         except InspectorError as error:
             self.notify(f"{self.strategy.processor}: {error}", severity="error")
             return
-        self._decided(decision)
+        self._decided(decision, complete=False)
 
-    def _decided(self, decision: Decision) -> None:
-        decision = self.with_pins(decision)
+    def _decided(self, decision: Decision, complete: bool) -> None:
+        """Draw `decision` (its pins applied); `complete`: it has every finding."""
         release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
         self.decision = decision
         if decision.numbers.get("openjiuwen_version") != release:
             self._show_title()
         self._update_recorded()
         self.flips = None
+        self.decided_on_screen(complete)
         self._redraw()
         self.live_decided(decision)
-        # Debounced: a held key re-decides every frame but searches the flips once it settles.
-        if self._flips_timer is not None:
-            self._flips_timer.stop()
-        key, settings = self.strategy.key, self.settings
-        self._flips_timer = self.set_timer(FLIPS_DELAY, lambda: self.find_flips(key, settings))
 
     def _update_recorded(self) -> None:
         """The recorded settings' decision, once their token mode is counted."""
@@ -335,8 +332,9 @@ class ContextScreen(
             return
         self.recorded_decision = None
         if (self.strategy.key, self._mode(self.recorded)) in self.ready:
+            # its verdict and regions only (no findings shown): the artifact is not needed
             self.recorded_decision = self.strategy.decide(
-                self._prepared(self.strategy), self.recorded, self.artifact
+                self._prepared(self.strategy), self.recorded, None
             )
 
     def switch_strategy(self, strategy: Strategy, settings: Settings | None = None) -> None:
@@ -421,7 +419,7 @@ class ContextScreen(
             verdict.append(f"\n⚠ {decision.counting_note}", self.palette("caution"))
         verdict.append_text(total_note(self.artifact, decision, self.palette))
         verdict = headline(self._source_line, verdict, self.palette)
-        self.query_one("#verdict", Static).update(verdict, layout=False)
+        self.query_one("#verdict", TextPanel).update(verdict, layout=False)
         bar = self.query_one(ContextBarPanel)
         if self.showing_after and self._after_bar is not None:
             bar.show(
@@ -437,7 +435,7 @@ class ContextScreen(
             )
             parts = decision_parts(decision)
             note = decision.gauge.note if decision.gauge is not None else ""
-            bar.show(parts, recorded, note=note)
+            bar.show(parts, recorded, note=note, labels=legend_labels(decision))
         self.schedule_side()
 
     def _redraw_after(self, decision: Decision) -> None:
@@ -492,45 +490,14 @@ class ContextScreen(
         """A mode was counted: show what was waiting for it."""
         self.ready.add(message.ready)
         if message.ready[0] == self.strategy.key and message.settings == self.settings:
-            self._decided(message.decision)
+            try:
+                decision = self.with_pins(message.decision, self.artifact)
+            except InspectorError as error:
+                self.notify(f"pins: {error}", severity="error")
+                decision = message.decision
+            self._decided(decision, complete=True)
         elif message.ready[0] == self.strategy.key:
             self.apply_settings(self.settings)
-
-    @work(thread=True, exclusive=True, group="flips", exit_on_error=False)
-    def find_flips(self, key: str, settings: Settings) -> None:
-        """The smallest single changes that flip the decision of `settings`."""
-        if key != self.strategy.key:
-            return
-        from textual.worker import get_current_worker
-
-        worker = get_current_worker()
-        flips: list[Flip] = []
-        # pinned messages are kept out of the span here too (the CLI's `why --pin`)
-        prepared, prepare = self.flips_context(self.strategy, settings)
-        for flip in self.strategy.flips(prepared, settings):
-            if worker.is_cancelled or settings != self.settings:
-                return  # stale: the settings moved on
-            flips.append(flip)
-        found = len(flips)
-        if self.snapshot is not None:
-            flips = holding_flips(
-                flips, prepared.snapshot, key, self.counters, prepare, source_outcome(self.artifact)
-            )
-        if not worker.is_cancelled:
-            self.post_message(self.FlipsFound(key, settings, flips, found - len(flips)))
-
-    def on_context_screen_flips_found(self, message: FlipsFound) -> None:
-        """Keep the flips if they are still for the current settings; draw them if visible."""
-        if message.key != self.strategy.key or message.settings != self.settings:
-            return
-        self.flips = message.flips
-        self.flips_dropped = message.dropped
-        self._side_keys.pop("why", None)
-        self.refresh_side()
-        if bool(self.flips) != self._footer_has_flips:
-            # The footer recomposes on refresh; do it only when the Flip key changes state.
-            self._footer_has_flips = bool(self.flips)
-            self.refresh_bindings()
 
     # --- messages from children ----------------------------------------------------------
 
@@ -585,6 +552,8 @@ class ContextScreen(
             return bool(self.matches) or None
         if action == "apply_flip":
             return self._flip_allowed(parameters)
+        if action == "pin_range":
+            return not isinstance(self.focused, Input | Select)
         if action in ("scroll_side", "focus_side"):
             return self.active_tab() is not None or None
         if action == "sweep":
@@ -593,6 +562,8 @@ class ContextScreen(
 
     def action_back(self) -> None:
         """Leave an input (focus back on the list), close the search box, or go back."""
+        if self.close_pins_prompt():
+            return
         focused = self.focused
         message_list = self.query_one(MessageList)
         if focused is not None and focused is not message_list and focused.id != "search":
@@ -649,6 +620,8 @@ class ContextScreen(
         self.matches = []
         message_list = self.query_one(MessageList)
         message_list.show(messages, None, self.links)
+        # pins are context indices: no mark on the context after compression
+        message_list.set_pins(frozenset() if self.showing_after else self.pinned_rows())
         message_list.set_matches([])
         message_list.move_to(0)
         self._redraw()

@@ -158,6 +158,16 @@ CONTEXT_BINDINGS: list[BindingType] = [
         tooltip="Pin/unpin the selected message: kept verbatim (a what-if; openJiuwen has no pins)",
     ),
     Binding(
+        "V",
+        "pin_range",
+        "Pin range",
+        show=False,
+        # handled before the key reaches the list, so keys typed right after it go into the
+        # prompt (`check_action` turns it off while an input has the focus)
+        priority=True,
+        tooltip="Pin messages by range (7-9, 12): never compressed (a what-if); empty: no pins",
+    ),
+    Binding(
         "A",
         "apply_to_all",
         "Apply to all rows",

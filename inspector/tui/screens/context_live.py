@@ -384,6 +384,7 @@ class ContextLive:
         self._show_title()
         screen.links, screen.results = _links_of(new_messages)
         message_list.show(new_messages, None, screen.links)
+        message_list.set_pins(screen.pinned_rows())
         message_list.move_to(cursor if cursor is not None else max(len(new_messages) - 1, 0))
         self.live_new = added
         message_list.set_matches(added)

@@ -33,6 +33,8 @@ from inspector.tui.widgets.why_panel import WhyPanel, why_body
 
 #: Seconds after the last tuning change before the visible tab is drawn again.
 SIDE_DELAY = 0.12
+#: Said in the Why tab while the complete decision of the settings is on its way.
+PENDING_NOTE = "checks and findings: re-evaluating …"
 
 
 class ContextSide:
@@ -56,6 +58,9 @@ class ContextSide:
 
         @property
         def palette(self) -> Palette: ...
+
+        @property
+        def decision_complete(self) -> bool: ...
 
         def current_messages(self) -> Sequence[Message]: ...
 
@@ -117,20 +122,26 @@ class ContextSide:
         decision = self.decision
         if decision is None:
             return
-        key = (self.settings, self.strategy.key, self.flips is not None)
+        complete = self.decision_complete
+        key = (self.settings, self.strategy.key, complete, self.flips is not None)
         if not force and self._side_keys.get("why") == key:
             return
         self._side_keys["why"] = key
         panel = self.query_one(WhyPanel)
-        panel.show_recorded(
-            recorded_vs_ours(self.artifact, decision, self.palette),
-            timeline_renderable(self.artifact, self.palette),
-        )
         head: list[Any] = [regions_text(decision, self.palette)]
         if decision.summary:
             head.append(Text(decision.summary, "dim"))
         if not decision.exact_counting and decision.counting_note:
             head.append(Text(f"⚠ {decision.counting_note}", self.palette("caution")))
+        if not complete:  # the checks and findings on what was recorded are on their way
+            head.append(Text(PENDING_NOTE, self.palette("muted", "italic")))
+            panel.show_report(Group(*head), None)
+            panel.show_flips(None)
+            return
+        panel.show_recorded(
+            recorded_vs_ours(self.artifact, decision, self.palette),
+            timeline_renderable(self.artifact, self.palette),
+        )
         details = recorded_details(self.artifact)
         body: list[Any] = []
         if details:

@@ -103,12 +103,13 @@ def verdict_word(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
 
 
 def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
-    """Each region, one per line: messages, index range, tokens (runs of one region added up)."""
-    grouped: dict[str, list[Any]] = {}
-    for region in decision.regions:
-        grouped.setdefault(region.name, []).append(region)
+    """Each region, one per line: messages, index range, tokens (runs of one region and label
+    added up)."""
+    grouped: dict[tuple[str, str], list[Any]] = {}
+    for region in decision.regions:  # pinned runs (a prefix by name) get their own line
+        grouped.setdefault((region.name, region.label), []).append(region)
     text = Text()
-    for name, runs in grouped.items():
+    for (name, _), runs in grouped.items():
         if text:
             text.append("\n")
         count = sum(r.size for r in runs)
@@ -128,3 +129,21 @@ def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
             amount = ""
         text.append(f"{count} msgs{where}{amount}")
     return text
+
+
+def legend_labels(decision: Decision) -> dict[str, str]:
+    """The legend's words for each region, where the strategy's differ from the common
+    ones (a standard processor's "kept", "summarised rounds"; pinned runs left out)."""
+    from inspector.core.pins import PINNED_LABEL
+    from inspector.render.styles import REGION_LABELS
+
+    own = decision.gauge.labels if decision.gauge is not None else {}
+    labels: dict[str, str] = {}
+    for region in decision.regions:
+        if region.name in labels or region.name in own or region.name == "outside":
+            continue  # the gauge's own words stand; "outside" is the system part's entry
+        if region.label == PINNED_LABEL or not region.size:
+            continue
+        if region.label != REGION_LABELS.get(region.name, region.name):
+            labels[region.name] = region.label
+    return labels

@@ -1,23 +1,20 @@
-"""The context view's report and pin commands: write the report, copy it as text, pin messages.
+"""The context view's report commands: write the report, copy it as text.
 
 A mixin of ContextScreen (which owns `artifact`, `snapshot`, `strategy`, `settings`,
 `decision`, `flips`, `counters`). The report is the one of `inspector report` (same builder,
 same Markdown and HTML), written into the report folder (the preferences' `report_folder`,
 else `<user data dir>/context-inspector/reports`) with the context as a snapshot carrying
-its pins. Pins are the what-if of `inspector.core.pins`: `P` pins or unpins the message
-under the cursor and the screen decides again with the pinned messages kept verbatim.
+its pins (the pin commands are `context_pins`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.errors import InspectorError
-from inspector.core.pins import PinRow, apply_pins, format_pins, pins_across_strategies
+from inspector.core.pins import PinRow, pins_across_strategies
 from inspector.core.redact import mask_secrets
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.strategy.base import Decision, Flip, Prepared, Settings, Strategy
@@ -51,7 +48,7 @@ def _file_stem(artifact: Artifact) -> str:
 
 
 class ReportActions:
-    """Write, copy and pin; mixed into ContextScreen."""
+    """Write and copy; mixed into ContextScreen."""
 
     artifact: Artifact
     snapshot: ContextSnapshot | None
@@ -74,10 +71,12 @@ class ReportActions:
 
         def _prepared(self, strategy: Strategy) -> Prepared: ...
 
+        def complete_decision(self) -> Decision | None: ...
+
     def report_data(self, across: bool = False) -> dict[str, Any]:
         """The report of the context as on screen (current settings and pins); `across`: with
         every strategy's decision without and with the pins."""
-        decision = self.decision
+        decision = self.complete_decision()
         mode = getattr(decision.settings, "token_mode", None) if decision else None
         counter = self.counters.get(mode) if isinstance(mode, str) else None
         rows: list[PinRow] = []
@@ -131,71 +130,3 @@ class ReportActions:
             return
         names = ", ".join(p.name for p in written)
         self.notify(f"report written to {folder}: {names}", timeout=8)
-
-    def with_pins(self, decision: Decision) -> Decision:
-        """`decision` with the user's pins applied (itself when nothing is pinned)."""
-        if not self.pins or self.snapshot is None:
-            return decision
-        try:
-            pinned = apply_pins(
-                self.strategy,
-                self.snapshot,
-                decision.settings,
-                self.counters,
-                self.pins,
-                self.artifact,
-                self.counting_note,
-            )
-        except InspectorError as error:
-            self.notify(f"pins: {error}", severity="error")
-            return decision
-        return pinned.decision
-
-    def flips_context(
-        self, strategy: Strategy, settings: Settings
-    ) -> tuple[Prepared, Callable[[Strategy], Prepared]]:
-        """The context the flips are searched on and a `prepare` for the flip check on that
-        same context: with pins that lift messages out of the span, the pinned context (as
-        `inspector why --pin` searches them), else the screen's own prepared contexts."""
-        plain = (self._prepared(strategy), self._prepared)
-        if not self.pins or self.snapshot is None:
-            return plain
-        try:
-            pinned = apply_pins(
-                strategy,
-                self.snapshot,
-                settings,
-                self.counters,
-                self.pins,
-                self.artifact,
-                self.counting_note,
-            )
-        except InspectorError:
-            return plain
-        if not pinned.lifted:
-            return plain
-        reduced = pinned.prepared
-        cache: dict[str, Prepared] = {strategy.key: reduced}
-
-        def prepare(other: Strategy) -> Prepared:
-            if other.key not in cache:
-                cache[other.key] = other.prepare(
-                    reduced.snapshot, self.counters, self.counting_note
-                )
-            return cache[other.key]
-
-        return reduced, prepare
-
-    def action_toggle_pin(self) -> None:
-        """Pin or unpin the message under the cursor (keep verbatim, a what-if)."""
-        if self.snapshot is None:
-            return
-        from inspector.tui.widgets.message_list import MessageList
-
-        index = self.query_one(MessageList).cursor
-        if not 0 <= index < len(self.snapshot.messages):
-            return
-        self.pins = self.pins ^ {index}
-        shown = format_pins(self.pins) or "none"
-        self.notify(f"pins: {shown} (what-if: kept verbatim; openJiuwen has no pins)", timeout=4)
-        self.apply_settings(self.settings)

@@ -1,25 +1,30 @@
-"""ContextBarPanel: the context window drawn to scale, once (tuned) or twice (compare mode)."""
+"""ContextBarPanel: the context window drawn to scale, once (tuned) or twice (compare mode).
+
+A `LinePanel`: `show` builds the panel's lines (title, bar, marks, legend) as Rich Text once
+and repaints only the lines that changed (a tuning key moves the threshold mark or a region
+boundary: two or three lines). Must not import a screen or `inspector.core`.
+"""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.message import Message
-from textual.widget import Widget
 
 from inspector.render.context_bar import BarParts, ContextBar
 from inspector.render.styles import Palette
 from inspector.tui.theme import THEME_COMPONENT_CLASSES, PaletteCache
+from inspector.tui.widgets.line_panel import LinePanel
 
 
-class ContextBarPanel(Widget):
+class ContextBarPanel(LinePanel):
     """Shows the tuned bar; with a recorded bar given, shows both (compare mode).
 
     Drawn with the theme's component styles (`region--prefix`, `mark--threshold`, ...).
     """
 
     COMPONENT_CLASSES = set(THEME_COMPONENT_CLASSES)
+    FIT_HEIGHT = True
 
     DEFAULT_CSS = """
     ContextBarPanel { height: 3; padding: 0 1; }
@@ -47,35 +52,48 @@ class ContextBarPanel(Widget):
         note: str = "",
         labels: dict[str, str] | None = None,
     ) -> None:
-        """Draw `tuned`, and `recorded` above it when comparing; `labels` rename the legend."""
+        """Draw `tuned`, and `recorded` above it when comparing; `labels` rename the legend.
+        Only the lines that differ from the ones on screen are repainted."""
         self._tuned = tuned
         self._recorded = recorded
         self._note = note
         self._labels = labels
-        height = self.lines_needed()
-        if self.styles.height is None or self.styles.height.value != height:
-            self.styles.height = height
+        self.rebuild()
+
+    def build_lines(self, width: int) -> list[Text]:
+        """The panel's lines at `width`: per bar its title, the bar, the marks and the legend.
+
+        The legend names the parts in the strategy's words (`labels`), shortened to their
+        first words when they do not fit."""
+        styles = self.palette
+        if self._tuned is None:
+            return [Text(self._note or "no context to draw", styles("muted"))]
+        if self._recorded is None:
+            titled = [(self._tuned, self._note or None)]
         else:
-            self.refresh()
+            titled = [(self._recorded, "recorded"), (self._tuned, "tuned")]
+        lines: list[Text] = []
+        for parts, title in titled:
+            if title:
+                lines.append(Text(title, "bold"))
+            lines += ContextBar(parts, styles=styles).bar_text(width).split("\n")
+            lines += self._legend(parts, width)
+        return lines
+
+    def _legend(self, parts: BarParts, width: int) -> list[Text]:
+        """The legend in the strategy's words, or in their first words (without what is in
+        brackets) when that does not fit (cut at the width when even that does not)."""
+        labels = self._labels or {}
+        legend = ContextBar(parts, labels=labels, styles=self.palette).legend_lines(width)
+        short = {name: label.split(" (")[0] for name, label in labels.items()}
+        if short != labels and any(line.cell_len > width for line in legend):
+            legend = ContextBar(parts, labels=short, styles=self.palette).legend_lines(width)
+        return legend
 
     def lines_needed(self) -> int:
         """Rows the bar(s) take at the panel's width: bar, marks and legend (one or two
         lines), plus a title line each when titled."""
-        if self._tuned is None:
-            return 1
-        width = self.content_region.width or max(self.app.size.width - 2, 10)
-        renderable = self.render()
-        bars = renderable.renderables if isinstance(renderable, Group) else [renderable]
-        return sum(bar.lines_needed(width) for bar in bars if isinstance(bar, ContextBar))
-
-    def on_resize(self, event: events.Resize) -> None:
-        """The legend may take one line more or less at the new width."""
-        self._fit_height()
-
-    def _fit_height(self) -> None:
-        height = self.lines_needed()
-        if self.styles.height is None or self.styles.height.value != height:
-            self.styles.height = height
+        return len(self.build_lines(self.lines_width()))
 
     @property
     def palette(self) -> Palette:
@@ -83,23 +101,9 @@ class ContextBarPanel(Widget):
         return self._palette.get()
 
     def notify_style_update(self) -> None:
-        """Theme or CSS changed: forget the palette."""
+        """Theme or CSS changed: forget the palette and the drawn lines."""
         super().notify_style_update()
         self._palette.clear()
-
-    def render(self) -> RenderableType:
-        """The bar(s) at the widget's width."""
-        styles = self.palette
-        if self._tuned is None:
-            return Text(self._note or "no context to draw", styles("muted"))
-        if self._recorded is None:
-            return ContextBar(
-                self._tuned, title=self._note or None, labels=self._labels, styles=styles
-            )
-        return Group(
-            ContextBar(self._recorded, title="recorded", legend=True, styles=styles),
-            ContextBar(self._tuned, title="tuned", legend=True, styles=styles),
-        )
 
     def region_at(self, x: int, y: int) -> str | None:
         """The region drawn at content cell (x, y) of the tuned bar, if any."""

@@ -103,6 +103,8 @@ class MessageList(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         #: A strategy's decision colouring and labelling the rows (the protocol's view).
         self._decision: Decision | None = None
+        #: Rows marked as pinned (the screen's pins, widened over tool calls).
+        self._pins: frozenset[int] = frozenset()
         #: Screen line -> the key of the line last drawn there (what a change must repaint).
         self._drawn: dict[int, tuple[int, int, str, bool, bool, bool, bool]] = {}
 
@@ -258,10 +260,15 @@ class MessageList(ScrollView, can_focus=True):
             self.is_pinned(index),
         )
 
+    def set_pins(self, pins: frozenset[int]) -> None:
+        """Mark the rows in `pins` (kept verbatim, the what-if of `core.pins`)."""
+        if pins != self._pins:
+            self._pins = pins
+            self.refresh_changed_lines()  # a line's key holds its pin mark
+
     def is_pinned(self, index: int) -> bool:
         """Whether message `index` is pinned (the what-if of `core.pins`: kept verbatim)."""
-        pins = self._decision.numbers.get("pins") if self._decision is not None else None
-        return bool(pins) and index in pins  # type: ignore[operator]
+        return index in self._pins
 
     @property
     def palette(self) -> Palette:

@@ -89,9 +89,11 @@ class WhyPanel(VerticalScroll):
         yield Static("Recorded timeline", classes="why-heading")
         yield Static(id="why-timeline")
 
-    def show_report(self, verdict: RenderableType, body: RenderableType) -> None:
-        """Verdict line(s) and the checks/findings body."""
+    def show_report(self, verdict: RenderableType, body: RenderableType | None) -> None:
+        """Verdict line(s) and the checks/findings body (None: the body stays as it is)."""
         for name, part in (("why-verdict", verdict), ("why-body", body)):
+            if part is None:
+                continue
             text = plain_of(part)
             if self._texts.get(name) != text:
                 self._texts[name] = text
