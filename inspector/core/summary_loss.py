@@ -212,18 +212,27 @@ def _probes(kind: LossKind, item: str) -> tuple[str, ...]:
     return tuple(probes)
 
 
-def _first_seen(
-    messages: Sequence[Message], kinds: frozenset[LossKind]
-) -> dict[tuple[LossKind, str], int]:
+#: The last `_first_seen` answer, with the identities of its messages (kept alive with it,
+#: so an identity is not reused): a tuning key that leaves the region alone reads it again.
+_FirstSeen = dict[tuple[LossKind, str], int]
+_last_seen: list[tuple[tuple[int, ...], frozenset[LossKind], tuple[Message, ...], _FirstSeen]] = []
+
+
+def _first_seen(messages: Sequence[Message], kinds: frozenset[LossKind]) -> _FirstSeen:
     """Each item the messages hold (of the `kinds` asked for), in the order of its first
     appearance, with the offset of the message it first appears in."""
-    first: dict[tuple[LossKind, str], int] = {}
+    ids = tuple(map(id, messages))
+    for known_ids, known_kinds, _, known in _last_seen:
+        if known_kinds == kinds and known_ids == ids:
+            return dict(known)
+    first: _FirstSeen = {}
     for offset, message in enumerate(messages):
         found = _found_in(message, kinds)
         if found:
             for pair in itertools.filterfalse(first.__contains__, found):
                 first[pair] = offset
-    return first
+    _last_seen[:] = [(ids, kinds, tuple(messages), first)]
+    return dict(first)
 
 
 def summary_losses(
