@@ -73,8 +73,11 @@ async def _tui_idle(folder: Path, seconds: float, polling: bool) -> float:
 
     app = create_app([str(folder)])
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
+        # the load starts once the listed names are drawn: wait until the screen says it ended
+        deadline = time.monotonic() + 600
+        while getattr(app.screen, "reading", True) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
         await pilot.pause(2.0)
         cpu, wall = time.process_time(), time.monotonic()
         await asyncio.sleep(seconds)

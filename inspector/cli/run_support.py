@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import (
@@ -21,9 +22,11 @@ from inspector.core.errors import ConfigError
 from inspector.core.redact import escape_controls, shown_name
 from inspector.core.strategy.base import Decision, Prepared
 from inspector.core.strategy.selection import Selection, select
+from inspector.core.timeline import EvaluationRun
+from inspector.core.tokens import TokenCounter
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
-from inspector.sources.debugstream import stream_logs, streamable
+from inspector.sources.debugstream import stream_log_runs, stream_logs, streamable
 from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.loader import load_paths
 
@@ -75,20 +78,36 @@ class ReportRun:
         """`contexts=False`: a header-level load (see `load_paths`) for commands that read
         only what artifacts recorded (`stats`)."""
         self.contexts = contexts
-        self.overrides: dict[str, Any] = tuning_overrides(args)
-        check_overrides(self.overrides)
+        # a command without TUNING flags (`stats`: no `--processor`) has no overrides, and
+        # reading none needs no strategy imported
+        self.overrides: dict[str, Any] = {}
+        if hasattr(args, "processor"):
+            self.overrides = tuning_overrides(args)
+            check_overrides(self.overrides)
         self.sources = require_sources(getattr(args, "sources", []) or [])
         self.json = bool(getattr(args, "json", False))
         self.errors = 0
         #: Per-message cl100k counts persist here (user cache dir or $CONTEXT_INSPECTOR_CACHE_DIR),
         #: so reopening a big dump does not tokenize it again; best-effort, never fails a run.
         self.cache = TokenCache()
-        self.counters = cached_counters(self.cache)
-        self.counting_note = load_cl100k().note
+        self._counters: dict[str, TokenCounter] | None = None
         self._notices: set[tuple[str, str]] = set()
         #: Debug logs given alone and at least this big are streamed record by record
         #: (`inspector.sources.debugstream`): memory bounded by one open run per key.
         self.stream_min_bytes = STREAM_MIN_BYTES
+
+    @property
+    def counters(self) -> dict[str, TokenCounter]:
+        """The token counters, the cl100k one backed by `cache` (made on first use: a
+        streamed `stats` never counts)."""
+        if self._counters is None:
+            self._counters = cached_counters(self.cache)
+        return self._counters
+
+    @property
+    def counting_note(self) -> str:
+        """Which cl100k encoder counts, or why exact counting is unavailable."""
+        return load_cl100k().note
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
@@ -128,6 +147,22 @@ class ReportRun:
             if progress is not None:
                 progress.stop()
             self.cache.flush()
+
+    def streamed_runs(self) -> Iterator[EvaluationRun] | None:
+        """The settled runs of the sources when they are streamed debug logs (see
+        `artifacts`), each load error reported and counted as there; None otherwise. For
+        readers of what a run recorded (`stats`): no artifact is built."""
+        logs = streamable(self.sources, self.stream_min_bytes)
+        if logs is None:
+            return None
+        return self._runs(logs)
+
+    def _runs(self, logs: list[Path]) -> Iterator[EvaluationRun]:
+        for item in stream_log_runs(logs):
+            if isinstance(item, LoadError):
+                self.report_error(item)
+            else:
+                yield item
 
     def report_error(self, error: LoadError) -> None:
         """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""

@@ -3,7 +3,8 @@
 Counts per processor and outcome, the reduction-ratio distribution, tokens saved, reasons
 of non-compression, retries by error type, the biggest and least effective compressions,
 and the findings by kind (each context is rebuilt and diagnosed under its recorded
-settings; `--no-findings` keeps the fast header-level load and leaves them out).
+settings; `--no-findings` keeps the fast header-level load and leaves them out). The
+findings are imported only when an artifact may have some (streamed logs have none).
 `--json` prints JSON Lines: one line per unreadable input (with `error`), then one stats
 object (`"kind": "stats"`). Never imports Textual.
 """
@@ -18,9 +19,9 @@ from inspector.cli.common import print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
-from inspector.core.findings import FindingInput, folder_findings, run_findings
-from inspector.core.stats import compute_stats, count_findings
-from inspector.sources.debugstream import streamable
+from inspector.core.outcome import run_outcome
+from inspector.core.stats import DebugRunTally, compute_stats, count_findings
+from inspector.core.timeline import EvaluationRun
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,37 +36,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _found(report: ReportRun, artifact: Artifact) -> list[Finding]:
+    """An artifact's findings: its decision's, else those of what it recorded alone. A debug
+    run without a context (nothing but its records) gives none, so none are looked for
+    (`tests/test_logs_stats_fast.py` holds `run_findings` to that)."""
+    if artifact.snapshot is None and artifact.kind == "debug" and artifact.after is None:
+        return []
+    from inspector.core.findings import FindingInput, run_findings
+
+    evaluated = report.evaluate(artifact)
+    if evaluated.decision is not None:
+        return list(evaluated.decision.findings)
+    return run_findings(FindingInput(snapshot=None, artifact=artifact))
+
+
 def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
     """Findings counted by kind: each artifact's decision, plus the folder-level ones."""
+    from inspector.core.findings import folder_findings
+
     per_artifact: dict[int, list[Finding]] = {}
     for index, artifact in enumerate(artifacts):
-        evaluated = report.evaluate(artifact)
-        found = list(evaluated.decision.findings) if evaluated.decision is not None else []
-        if evaluated.decision is None:
-            found = run_findings(FindingInput(snapshot=None, artifact=artifact))
-        per_artifact[index] = found
+        per_artifact[index] = _found(report, artifact)
     positions = {id(a): i for i, a in enumerate(artifacts)}
     for artifact, finding in folder_findings(artifacts):
         per_artifact[positions[id(artifact)]].append(finding)
     return count_findings(per_artifact.values())
 
 
-def _streamed_with_findings(report: ReportRun) -> dict[str, Any]:
-    """Stats and findings in one pass over streamed debug logs, keeping only each artifact's
-    finding kinds and severities (logs alone hold no dump, so there is no folder finding)."""
-    kept: list[list[Finding]] = []
-
-    def each() -> Iterator[Artifact]:
-        for artifact in report.artifacts():
-            evaluated = report.evaluate(artifact)
-            found = list(evaluated.decision.findings) if evaluated.decision is not None else []
-            if evaluated.decision is None:
-                found = run_findings(FindingInput(snapshot=None, artifact=artifact))
-            kept.append([Finding(f.key, f.severity, "") for f in found])
-            yield artifact
-
-    stats = compute_stats(each())
-    stats.update(count_findings(kept))
+def _streamed(runs: Iterator[EvaluationRun]) -> dict[str, Any]:
+    """Stats and findings in one pass over the runs of streamed debug logs, read from the
+    runs themselves: a streamed run has no context, so no finding (`_found`), and logs
+    alone hold no dump, so no folder finding."""
+    tally = DebugRunTally()
+    for run in runs:
+        tally.add(run.processor, run_outcome(run), run.retries)
+    stats = tally.stats()
+    stats.update(count_findings([[]] * tally.count))
     return stats
 
 
@@ -74,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     with_findings = not getattr(args, "no_findings", False)
     # without findings, stats reads only what each artifact recorded: nothing is rebuilt
     report = ReportRun(args, contexts=with_findings)
-    if with_findings and streamable(report.sources, report.stream_min_bytes) is not None:
-        stats = _streamed_with_findings(report)
+    runs = report.streamed_runs() if with_findings else None
+    if runs is not None:
+        stats = _streamed(runs)
     elif with_findings:
         artifacts = list(report.artifacts())
         stats = compute_stats(artifacts)

@@ -1,16 +1,16 @@
-"""`inspector why SOURCE ... [TUNING] [--json]`: the decision explained, per context found."""
+"""`inspector why SOURCE ... [TUNING] [--json]`: the decision explained, per context found.
+
+Rich and the text report are imported only for a text report (`--json` never needs them).
+Never imports Textual."""
 
 from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
 from inspector.cli.common import add_tuning_arguments, print_json_line
 from inspector.cli.report import add_pin_argument, pins_of, with_pins
 from inspector.cli.run_support import ReportRun
 from inspector.core.strategy.report import why_json
-from inspector.render.why_report import why_report
 from inspector.sources.debugstream import streamable
 from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.result_cache import cached_run
@@ -44,13 +44,17 @@ def _run(args: argparse.Namespace) -> int:
     report = ReportRun(args)
     pins = pins_of(args)
     report.warn_inexact()
+    if report.json:
+        for artifact in report.artifacts():
+            evaluated, _, _ = with_pins(report, report.evaluate(artifact), pins, flips=False)
+            print_json_line(why_json(artifact, evaluated.decision))
+        return report.exit_status
+    from rich.console import Console
+
+    from inspector.render.why_report import why_report
+
     console = Console(highlight=False)
     for artifact in report.artifacts():
-        evaluated = report.evaluate(artifact)
-        if report.json:
-            evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
-            print_json_line(why_json(artifact, evaluated.decision))
-            continue
-        evaluated, flips, _ = with_pins(report, evaluated, pins)
+        evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
         console.print(why_report(artifact, evaluated.decision, flips.flips, dropped=flips.dropped))
     return report.exit_status

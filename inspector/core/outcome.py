@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from inspector.core.artifact import Artifact, recorded_value
-from inspector.core.timeline import SILENT_CAUSES
+from inspector.core.artifact import Artifact, DebugRecorded, recorded_value
+from inspector.core.timeline import SILENT_CAUSES, EvaluationRun
 
 #: The silent cause that says the run may have succeeded with its dump elsewhere.
 DUMP_NOT_LOADED = SILENT_CAUSES["dump_not_loaded"]
@@ -95,11 +95,19 @@ def _model_call(artifact: Artifact, evaluation: Judged | None) -> Outcome:
 def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Outcome:
     """The artifact's outcome: its own record first, else our evaluation of its context."""
     recorded = artifact.recorded
-    word = recorded_value(recorded, "outcome", "final_outcome")
+    if type(recorded) is DebugRecorded and artifact.kind == "debug":
+        # the same reads on the typed record's fields (no copies of its mappings)
+        word = recorded.outcome
+        reason: object = recorded.reason
+        check = recorded.threshold_check
+        if reason is None and isinstance(check, Mapping):
+            reason = check.get("reason")
+    else:
+        word = recorded_value(recorded, "outcome", "final_outcome")
+        reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
     word = word if isinstance(word, str) and word else None
     if artifact.kind == "dump":
         return Outcome("compressed", "compressed", word or "compressed")
-    reason = recorded_value(recorded, "reason", "last_reason", "threshold_check.reason")
     if word is not None:
         return _from_recorded_word(word, reason, recorded)
     if isinstance(reason, str) and reason and artifact.kind == "debug":
@@ -113,3 +121,50 @@ def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Ou
     if evaluation.hit:
         return Outcome("compressed", "would compress")
     return Outcome("not compressed", f"no: {evaluation.reason}", None, evaluation.reason)
+
+
+#: `run_outcome` by what decides it (word, reason, whether the dump is the first silent
+#: cause, the last retry's reason), for the few such tuples a log repeats.
+_RUN_OUTCOMES: dict[tuple[str, str | None, bool, str | None], Outcome] = {}
+
+
+def run_outcome(run: EvaluationRun) -> Outcome:
+    """`classify_outcome` of the debug artifact `sources.debuglog.debug_artifact` makes of a
+    settled run, read from the run itself (`stats` over a streamed log builds no artifact;
+    `tests/test_logs_stats_fast.py` holds the two equal)."""
+    check = run.threshold_check
+    reason = check.get("reason") if check is not None else None
+    word = run.outcome
+    retries = run.retries
+    last = retries[-1].get("reason") if retries and isinstance(retries[-1], Mapping) else None
+    if (
+        type(word) is str
+        and word
+        and (reason is None or type(reason) is str)
+        and (last is None or type(last) is str)
+    ):
+        causes = run.silent_causes
+        key = (word, reason, bool(causes) and causes[0] == DUMP_NOT_LOADED, last)
+        found = _RUN_OUTCOMES.get(key)
+        if found is None:
+            found = _run_outcome(run)
+            if len(_RUN_OUTCOMES) < 1024:
+                _RUN_OUTCOMES[key] = found
+        return found
+    return _run_outcome(run)
+
+
+def _run_outcome(run: EvaluationRun) -> Outcome:
+    """`run_outcome`, worked out."""
+    check = run.threshold_check
+    reason = check.get("reason") if check is not None else None
+    word = run.outcome
+    if not (isinstance(word, str) and word):
+        # what classify_outcome does for a debug artifact without an outcome word
+        if isinstance(reason, str) and reason:
+            if reason == "reached_threshold":
+                return Outcome("failed", "failed: reached threshold, no dump", None, reason)
+            return Outcome("not compressed", f"no: {reason}", None, reason)
+        return Outcome("not compressed", "no context")
+    recorded = {"silent_causes": run.silent_causes, "retries": [dict(r) for r in run.retries]}
+    return _from_recorded_word(word, reason, recorded)

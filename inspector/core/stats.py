@@ -165,3 +165,42 @@ def count_findings(found: Iterable[Sequence[Finding]]) -> dict[str, Any]:
         "finding_severity": {kind: worst[kind] for kind, _ in ordered},
         "artifacts_with_problems": with_problems,
     }
+
+
+class DebugRunTally:
+    """`compute_stats` over debug runs alone, fed one run's processor, outcome and retries
+    at a time (a streamed debug log: no artifact is built for `stats`). `stats()` equals
+    `compute_stats` of the runs' debug artifacts (`tests/test_logs_stats_fast.py`)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.by_processor: dict[str, Counter[str]] = {}
+        self.reasons: Counter[str] = Counter()
+        self.retries_by_type: dict[str, Counter[str]] = {}
+
+    def add(
+        self, processor: str | None, outcome: Outcome, retries: Iterable[Mapping[str, Any]]
+    ) -> None:
+        """Count one run, as `compute_stats` counts its debug artifact."""
+        self.count += 1
+        name = processor or "unknown"
+        held = self.by_processor.get(name)
+        if held is None:
+            held = self.by_processor[name] = Counter()
+        held[outcome.recorded or "unknown"] += 1
+        for retry in retries:
+            if isinstance(retry, Mapping):
+                kind = str(retry.get("error_type") or "unknown")
+                self.retries_by_type.setdefault(kind, Counter())[
+                    str(retry.get("reason") or "unknown")
+                ] += 1
+        _count_reason(outcome, self.reasons)
+
+    def stats(self, errors: int = 0) -> dict[str, Any]:
+        """The `compute_stats` object for the runs counted."""
+        out = compute_stats((), errors)
+        out["artifacts"] = {"debug": self.count} if self.count else {}
+        out["by_processor"] = {p: dict(c) for p, c in sorted(self.by_processor.items())}
+        out["not_compressed"] = dict(self.reasons.most_common())
+        out["retries_by_error_type"] = {k: dict(v) for k, v in sorted(self.retries_by_type.items())}
+        return out

@@ -10,6 +10,7 @@ as restored, not lost. Must not import anything outside the standard library and
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -192,6 +193,39 @@ def _parsed_result_path(message: Message) -> str | None:
     return path if isinstance(path, str) else None
 
 
+def _probes(kind: LossKind, item: str) -> tuple[str, ...]:
+    """The texts one of which the summary must hold for `item` to count as mentioned
+    (`path_mentioned`, `error_mentioned`, or the identifier itself), in the order tried."""
+    if kind == "identifier":
+        return (item,)
+    if kind == "path":
+        parts = [p for p in item.split("/") if p not in ("", ".", "..", "~")]
+        return (item, *("/".join(parts[i:]) for i in range(0, max(len(parts) - 1, 0))))
+    probes = [item]
+    for pattern in (_FAILED_TEST_RE, _ERROR_NAME_RE):
+        match = pattern.search(item)
+        if match:
+            probes.append(match.group(1))
+    head = item.split(":", 1)[-1].strip()[:40]
+    if head:
+        probes.append(head)
+    return tuple(probes)
+
+
+def _first_seen(
+    messages: Sequence[Message], kinds: frozenset[LossKind]
+) -> dict[tuple[LossKind, str], int]:
+    """Each item the messages hold (of the `kinds` asked for), in the order of its first
+    appearance, with the offset of the message it first appears in."""
+    first: dict[tuple[LossKind, str], int] = {}
+    for offset, message in enumerate(messages):
+        found = _found_in(message, kinds)
+        if found:
+            for pair in itertools.filterfalse(first.__contains__, found):
+                first[pair] = offset
+    return first
+
+
 def summary_losses(
     messages: Sequence[Message],
     summary: str,
@@ -200,46 +234,46 @@ def summary_losses(
     kinds: frozenset[LossKind] = ALL_KINDS,
 ) -> list[LostItem]:
     """Paths, identifiers and errors in `messages` (the replaced region) missing from `summary`
-    (only the `kinds` asked for: each kind is a scan of every text)."""
+    (only the `kinds` asked for: each kind is a scan of every text, made once per message).
+
+    Only an item's first appearance can be reported (a later one is the same item, or one
+    with the same first 80 characters), so each distinct item is checked once, in the order
+    of first appearance, against the texts that would mention it (`_probes`, kept)."""
     restored = set(restored_paths)
-    seen: set[tuple[str, str]] = set()
+    reported: set[tuple[str, str]] = set()
     lost: list[LostItem] = []
-
-    def add(kind: LossKind, text: str, index: int, is_restored: bool = False) -> None:
-        key = (kind, text[:80])
-        if key in seen:
-            return
-        seen.add(key)
-        lost.append(LostItem(kind, text, index, is_restored))
-
-    for offset, message in enumerate(messages):
-        index = start_index + offset
-        from_restored = (
-            bool(restored)
-            and message.role == "tool"
-            and not kinds.isdisjoint(("path", "identifier"))
-            and _result_path(message) in restored
-        )
-        for kind, item in _found_in(message, kinds):
-            if kind == "path":
-                if not path_mentioned(item, summary):
-                    add("path", item, index, from_restored or item in restored)
-            elif kind == "identifier":
-                if item not in summary:
-                    add("identifier", item, index, from_restored)
-            elif not error_mentioned(item, summary):
-                add("error", item, index)
+    for (kind, item), offset in _first_seen(messages, kinds).items():
+        probes = _probe_memo.get((kind, item))
+        if probes is None:
+            probes = _probe_memo[(kind, item)] = _probes(kind, item)
+        if any(probe in summary for probe in probes):
+            continue
+        key = (kind, item[:80])
+        if key in reported:
+            continue
+        reported.add(key)
+        is_restored = False
+        if kind != "error" and restored:
+            message = messages[offset]
+            is_restored = message.role == "tool" and _result_path(message) in restored
+            is_restored = is_restored or (kind == "path" and item in restored)
+        lost.append(LostItem(kind, item, start_index + offset, is_restored))
     return lost
 
 
+#: `_probes` by item (a tuning key checks the same items against another summary).
+_probe_memo: dict[tuple[LossKind, str], tuple[str, ...]] = {}
+
 #: `_found_in` by (message identity, kinds): what a message holds does not change with the
 #: tuning, and scanning every text of a big context again on each key took seconds.
-_found_memo: dict[tuple[int, frozenset[LossKind]], tuple[Message, list[tuple[LossKind, str]]]] = {}
+_found_memo: dict[
+    tuple[int, frozenset[LossKind]], tuple[Message, dict[tuple[LossKind, str], None]]
+] = {}
 
 
-def _found_in(message: Message, kinds: frozenset[LossKind]) -> list[tuple[LossKind, str]]:
-    """The paths, identifiers and error lines of `message` (of the `kinds` asked for), in
-    the order its texts hold them."""
+def _found_in(message: Message, kinds: frozenset[LossKind]) -> dict[tuple[LossKind, str], None]:
+    """The distinct paths, identifiers and error lines of `message` (of the `kinds` asked
+    for), in the order its texts first hold them."""
     key = (id(message), kinds)
     known = _found_memo.get(key)
     if known is not None and known[0] is message:
@@ -253,5 +287,7 @@ def _found_in(message: Message, kinds: frozenset[LossKind]) -> list[tuple[LossKi
             found.extend(("error", error) for error in _errors(text))
     if len(_found_memo) >= _PATHS_MAX:
         _found_memo.clear()
-    _found_memo[key] = (message, found)
-    return found
+        _probe_memo.clear()
+    distinct = dict.fromkeys(found)
+    _found_memo[key] = (message, distinct)
+    return distinct

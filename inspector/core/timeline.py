@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -130,6 +130,11 @@ class EvaluationRun:
     @property
     def timestamp(self) -> float | None:
         """Time of the check (or of the first record when there is no check)."""
+        check = self.threshold_check
+        if check is not None:
+            value = check.get("timestamp")
+            if type(value) is float:  # the common case, without the walk
+                return value
         for record in (self.threshold_check, self.span_built, *self.retries, *self.other_events):
             if record is not None:
                 value = _number(record.get("timestamp"))
@@ -248,6 +253,8 @@ def call_evaluations(
     A run belongs to the first call of its session and context (session ids compared in
     their safe() form) timed at or after it; runs or calls without a time link nothing.
     """
+    if not calls:
+        return {}  # no call to give evaluations to
     by_key: dict[tuple[str | None, str | None], list[ModelCall]] = {}
     for call in calls:
         if call.timestamp is not None:
@@ -284,26 +291,42 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
     by_key: dict[RunKey, list[tuple[float, int, DebugRecord]]] = {}
     minus_infinity = float("-inf")
     for order, record in enumerate(records):
-        when = record.timestamp
-        by_key.setdefault(record.key, []).append(
-            (minus_infinity if when is None else when, order, record)
+        raw = record.raw  # what `record.timestamp` and `record.key` read, read once
+        when = raw.get("timestamp")
+        if type(when) is not float:
+            when = _number(when)
+        key = (
+            _text(raw.get("processor")),
+            _text(raw.get("session_id")),
+            _text(raw.get("context_id")),
         )
+        held = by_key.get(key)
+        if held is None:
+            held = by_key[key] = []
+        held.append((minus_infinity if when is None else when, order, record))
     runs: list[EvaluationRun] = []
     for key, items in by_key.items():
-        items.sort(key=_time_order)
+        # by (time, order): orders are unique, so the records themselves are never compared
+        items.sort()
         current: dict[str, Any] | None = None
         index = 0
         seen: dict[tuple[float, str | None], list[Mapping[str, Any]]] = {}
 
         for when, _, record in items:
-            event = record.event
+            raw = record.raw
+            event = raw.get("event")
+            if not isinstance(event, str):
+                event = None
             if when != minus_infinity:  # a record without a time cannot be told from a twin
-                twins = seen.setdefault((when, event), [])
-                if any(twin == record.raw for twin in twins):
+                twins = seen.get((when, event))
+                if twins is None:
+                    seen[(when, event)] = [raw]
+                elif any(twin == raw for twin in twins):
                     if current is not None:
                         current["duplicates"] += 1
                     continue
-                twins.append(record.raw)
+                else:
+                    twins.append(raw)
             if event == "threshold_check" or current is None:
                 if current is not None:
                     runs.append(_make_run(key, current))
@@ -319,20 +342,16 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
                     "duplicates": 0,
                 }
             if event == "threshold_check":
-                current["check"] = record.raw
+                current["check"] = raw
             elif event == "span_built" and current["span"] is None:
-                current["span"] = record.raw
+                current["span"] = raw
             elif event == "compression_retry":
-                current["retries"].append(record.raw)
+                current["retries"].append(raw)
             else:
-                current["other"].append(record.raw)
+                current["other"].append(raw)
         if current is not None:
             runs.append(_make_run(key, current))
     return runs
-
-
-def _time_order(item: tuple[float, int, DebugRecord]) -> tuple[float, int]:
-    return item[0], item[1]
 
 
 def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
@@ -499,6 +518,7 @@ class _KeyRuns:
 
 def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> EvaluationRun:
     """The run with its dump, outcome and silent causes set."""
+    outcome = _outcome(run, dump_id)
     return EvaluationRun(
         run.key,
         run.index,
@@ -509,8 +529,8 @@ def _settled(run: EvaluationRun, dump_id: str | None, dumps_loaded: bool) -> Eva
         run.retries,
         run.other_events,
         dump_id,
-        _outcome(run, dump_id),
-        _silent_causes(run, dump_id, dumps_loaded=dumps_loaded),
+        outcome,
+        () if outcome != "silent_end" else _causes(run.retries, dumps_loaded),
         run.duplicates,
     )
 
@@ -521,30 +541,61 @@ def settle_alone(run: EvaluationRun) -> EvaluationRun:
     return _settled(run, None, False)
 
 
+#: A run's records: its threshold_check, first span_built, retries and other events.
+RunRecords = tuple[
+    Mapping[str, Any] | None,
+    Mapping[str, Any] | None,
+    tuple[Mapping[str, Any], ...],
+    tuple[Mapping[str, Any], ...],
+]
+
+
+def alone_run(
+    key: RunKey, index: int, source: str, line: int | None, records: RunRecords
+) -> EvaluationRun:
+    """`settle_alone` of the run of these records, made as one object."""
+    check, span, retries, other = records
+    outcome = _outcome_of(check, retries, None)
+    causes = _causes(retries, False) if outcome == "silent_end" else ()
+    return EvaluationRun(
+        key, index, source, line, check, span, retries, other, None, outcome, causes
+    )
+
+
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:
+    return _outcome_of(run.threshold_check, run.retries, dump_id)
+
+
+def _outcome_of(
+    check: Mapping[str, Any] | None, retries: Sequence[Mapping[str, Any]], dump_id: str | None
+) -> Outcome:
+    """A run's outcome from its check, its retries and the dump linked to it."""
     if dump_id is not None:
         return "compressed"
-    if run.reason is None:
+    reason = _text((check or {}).get("reason"))  # `EvaluationRun.reason`
+    if reason is None:
         return "unknown"
-    if run.reason != "reached_threshold":
+    if reason != "reached_threshold":
         return "not_compressed"
-    if _ended_by_retry(run):
+    if retries and retries[-1].get("retried") is False:  # `_ended_by_retry`
         return "failed"
     return "silent_end"
 
 
-def _silent_causes(
-    run: EvaluationRun, dump_id: str | None, dumps_loaded: bool = True
-) -> tuple[str, ...]:
-    """What may have ended a silent run, likeliest first (narrowed by the retries seen).
+def _causes(retries: Sequence[Mapping[str, Any]], dumps_loaded: bool) -> tuple[str, ...]:
+    """What may have ended a silent run (outcome `silent_end`), likeliest first (narrowed by the retries seen).
 
     With no dump among the sources at all (a debug log loaded alone), a success whose dump
     is elsewhere is as likely as any failure, and comes first."""
-    if dump_id is not None or _outcome(run, dump_id) != "silent_end":
-        return ()
-    transient = [r for r in run.retries if str(r.get("error_type") or "").startswith("transient")]
+    transient = [r for r in retries if str(r.get("error_type") or "").startswith("transient")]
+    return _cause_order(len(transient) >= 2, dumps_loaded)
+
+
+@lru_cache(maxsize=4)
+def _cause_order(transient_twice: bool, dumps_loaded: bool) -> tuple[str, ...]:
+    """The silent causes in order, for the two facts that reorder them (made once each)."""
     order = ["non_retryable", "transient_exhausted", "empty_reply", "no_benefit", "dump_not_loaded"]
-    if len(transient) >= 2:
+    if transient_twice:
         order.remove("transient_exhausted")
         order.insert(0, "transient_exhausted")
     if not dumps_loaded:
@@ -617,3 +668,31 @@ def session_timelines(
     for entries in out.values():
         entries.sort(key=lambda e: e["timestamp"] if e["timestamp"] is not None else float("-inf"))
     return out
+
+
+class LazyTimelines(Mapping[str | None, list[dict[str, Any]]]):
+    """`session_timelines(runs, dumps, calls)`, made when first read: a load whose
+    artifacts never show a timeline (`stats`, `why --json`) does not make one entry per run."""
+
+    def __init__(
+        self,
+        runs: Sequence[EvaluationRun],
+        dumps: Sequence[DumpRef],
+        calls: Sequence[ModelCall] = (),
+    ) -> None:
+        self._args: tuple[Any, ...] | None = (runs, dumps, calls)
+        self._made: dict[str | None, list[dict[str, Any]]] = {}
+
+    def _timelines(self) -> dict[str | None, list[dict[str, Any]]]:
+        if self._args is not None:
+            self._made, self._args = session_timelines(*self._args), None
+        return self._made
+
+    def __getitem__(self, session: str | None) -> list[dict[str, Any]]:
+        return self._timelines()[session]
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(self._timelines())
+
+    def __len__(self) -> int:
+        return len(self._timelines())

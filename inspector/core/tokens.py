@@ -41,6 +41,8 @@ _NO_DIMENSION_IMAGE_TOKENS = 1445
 _LOW_DETAIL_IMAGE_TOKENS = 85
 #: Added once per `count_messages` / `count_tools` call in tiktoken mode.
 CALL_OVERHEAD = 3
+#: Tool tuples a counter remembers the count of (`TokenCounter.count_tools`).
+TOOL_TUPLES_KEPT = 256
 
 EncodeLen = Callable[[str], int]
 
@@ -297,6 +299,8 @@ class TokenCounter:
         self.store: PieceStore | None = None
         #: The same counter with other releases' divisors (`with_divisors`), made once.
         self._derived: dict[tuple[int, int], TokenCounter] = {}
+        #: id of a tool tuple counted -> (that tuple, held so the id stays its own; count).
+        self._tool_counts: dict[int, tuple[tuple[Tool, ...], int]] = {}
 
     def with_divisors(self, char_divisor: int, tail_divisor: int) -> TokenCounter:
         """The same counter (mode, encoder, image pricing, persistent store) with another
@@ -440,7 +444,24 @@ class TokenCounter:
         return sum(self.piece_tokens(m) for m in messages) + self.overhead
 
     def count_tools(self, tools: Sequence[Tool]) -> int:
-        """openJiuwen's count of the tool list in this mode (0 for none)."""
+        """openJiuwen's count of the tool list in this mode (0 for none); a tuple counted
+        before is answered from memory (a folder's dumps share a few tool lists: the
+        loader gives equal lists one tuple)."""
+        if not tools:
+            return 0
+        if type(tools) is not tuple:
+            return self.compute_tools(tools)
+        known = self._tool_counts.get(id(tools))
+        if known is not None and known[0] is tools:
+            return known[1]
+        value = self.compute_tools(tools)
+        if len(self._tool_counts) >= TOOL_TUPLES_KEPT:
+            self._tool_counts.clear()
+        self._tool_counts[id(tools)] = (tools, value)
+        return value
+
+    def compute_tools(self, tools: Sequence[Tool]) -> int:
+        """`count_tools` without its memory of tuples counted before."""
         if not tools:
             return 0
         if self.mode == "len_div_4":

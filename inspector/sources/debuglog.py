@@ -135,13 +135,63 @@ def _all_hold(record: dict[str, Any], spec: dict[str, str]) -> bool:
 def plainly_valid(record: Any) -> bool:
     """True when `formats.debug.parse_debug_record` surely accepts `record`: a dict with a
     string `event` whose known keys hold exactly the JSON types its model wants, numbers in
-    range. False says nothing (the model decides)."""
+    range. False says nothing (the model decides).
+
+    What the types alone decide is remembered per shape (event, keys and value types, in
+    order: a log repeats a few shapes), leaving only the values a type does not settle
+    (numbers' ranges, span entries) to check; the verdict is `_all_hold`'s."""
     if type(record) is not dict:
         return False
     event = record.get("event")
     if type(event) is not str or event in _OWN_MODEL:
         return False
-    return _all_hold(record, _SPECS.get(event, COMMON_KEYS))
+    shape = (event, tuple(record), tuple(map(type, record.values())))
+    left = _SHAPES.get(shape, _UNSEEN)
+    if left is _UNSEEN:
+        left = _left_to_check(shape)
+        if len(_SHAPES) < _MAX_SHAPES:
+            _SHAPES[shape] = left
+    if left is None:
+        return False
+    for key, want in left:  # noqa: SIM110 - a loop: faster than all() here
+        if not _holds(want, record[key]):
+            return False
+    return True
+
+
+#: What each shape leaves to check (None: its types already fail), at most `_MAX_SHAPES`.
+_SHAPES: dict[tuple[str, tuple[str, ...], tuple[type, ...]], Any] = {}
+_MAX_SHAPES = 4096
+_UNSEEN = object()
+#: For each kind a known key wants: the value types that hold whatever the value, and the
+#: types whose values must still be checked (`_holds`).
+_SURE: dict[str, tuple[type, ...]] = {TEXT: (str,), BOOL: (bool,)}
+_VALUE_CHECKED: dict[str, tuple[type, ...]] = {
+    COUNT: (int,),
+    INT: (int,),
+    NUMBER: (int, float),
+    SPANS: (list,),
+}
+
+
+def _left_to_check(
+    shape: tuple[str, tuple[str, ...], tuple[type, ...]],
+) -> tuple[tuple[str, str], ...] | None:
+    """The (key, kind) pairs of a shape whose values `_holds` must still see; None when a
+    known key's type alone fails (what `_all_hold` says of any record of that shape)."""
+    event, keys, types = shape
+    spec = _SPECS.get(event, COMMON_KEYS)
+    left: list[tuple[str, str]] = []
+    for key, kind in zip(keys, types, strict=True):
+        want = spec.get(key)
+        if want is None or kind is type(None):
+            continue
+        if kind in _SURE.get(want, ()):
+            continue
+        if kind not in _VALUE_CHECKED.get(want, ()):
+            return None
+        left.append((key, want))
+    return tuple(left)
 
 
 def run_id(run: EvaluationRun) -> str:
@@ -195,7 +245,9 @@ def debug_artifact(
         else context.snapshot.id,
         "context_link": None if context is None else (link or "session"),
     }
-    check = dict(run.threshold_check) if run.threshold_check is not None else None
+    # a run's records are not changed once read, and a record's mappings are copied when
+    # read (`Recorded`): plain dicts are kept as they are, not copied again here
+    check = _held(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
     recorded = DebugRecorded(
         threshold_check=check,
@@ -206,11 +258,11 @@ def debug_artifact(
         context_max=values.get("context_max"),
         target_tokens=values.get("target_tokens"),
         min_target_tokens=values.get("min_target_tokens"),
-        retries=tuple(dict(r) for r in run.retries),
+        retries=tuple([_held(r) for r in run.retries]) if run.retries else (),
         outcome=run.outcome,
         span=SpanCounts.of(run.span_counts),
         silent_causes=tuple(run.silent_causes),
-        other_events=tuple(dict(r) for r in run.other_events),
+        other_events=tuple([_held(r) for r in run.other_events]) if run.other_events else (),
         line=run.line,
         duplicate_records=run.duplicates or None,
     )
@@ -226,3 +278,8 @@ def debug_artifact(
         timestamp=run.timestamp,
         extra=_LazyTimeline(extra, timeline) if callable(timeline) else extra,
     )
+
+
+def _held(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A run's record as an artifact keeps it: a dict as it is, any other mapping as a dict."""
+    return record if type(record) is dict else dict(record)

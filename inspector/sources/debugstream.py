@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.timeline import EvaluationRun, RunKey, settle_alone
+from inspector.core.timeline import EvaluationRun, RunKey, alone_run
 from inspector.sources.debuglog import (
     check_debug_record,
     debug_artifact,
@@ -97,15 +97,16 @@ def _lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
 
 
 class _RunBuilder:
-    """The open runs of a log, one per key; closed runs come out as artifacts."""
+    """The open runs of a log, one per key; closed runs come out settled (outcome set)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.open: dict[RunKey, dict[str, Any]] = {}
+        #: Each open run: [index, first line, check, span_built, retries, other events].
+        self.open: dict[RunKey, list[Any]] = {}
         self.counts: dict[RunKey, int] = {}
 
-    def add(self, raw: dict[str, Any], line: int) -> Artifact | None:
-        """Take one checked record (line `line`); the artifact of the run it closes, if any.
+    def add(self, raw: dict[str, Any], line: int) -> EvaluationRun | None:
+        """Take one checked record (line `line`); the run it closes, if any.
         Its key and event are read as `DebugRecord` reads them."""
         key = (
             _text(raw.get("processor")),
@@ -117,40 +118,34 @@ class _RunBuilder:
         closed = None
         if event == "threshold_check" or state is None:
             if state is not None:
-                closed = self._artifact(key, state)
-            self.counts[key] = self.counts.get(key, 0) + 1
-            state = {"index": self.counts[key], "line": line, "check": None, "span": None}
-            state.update(retries=[], other=[])
-            self.open[key] = state
+                closed = self._run(key, state)
+            index = self.counts[key] = self.counts.get(key, 0) + 1
+            state = self.open[key] = [index, line, None, None, [], []]
         if event == "threshold_check":
-            state["check"] = raw
-        elif event == "span_built" and state["span"] is None:
-            state["span"] = raw
+            state[2] = raw
+        elif event == "span_built" and state[3] is None:
+            state[3] = raw
         elif event == "compression_retry":
-            state["retries"].append(raw)
+            state[4].append(raw)
         else:
-            state["other"].append(raw)
+            state[5].append(raw)
         return closed
 
-    def close_all(self) -> Iterator[Artifact]:
+    def close_all(self) -> Iterator[EvaluationRun]:
         """The runs still open at the end of the file, in the order they started."""
-        for key, state in sorted(self.open.items(), key=lambda item: item[1]["line"] or 0):
-            yield self._artifact(key, state)
+        for key, state in sorted(self.open.items(), key=lambda item: item[1][1] or 0):
+            yield self._run(key, state)
         self.open.clear()
 
-    def _artifact(self, key: RunKey, state: dict[str, Any]) -> Artifact:
-        run = EvaluationRun(
-            key=key,
-            index=state["index"],
-            source=self.source,
-            line=state["line"],
-            threshold_check=state["check"],
-            span_built=state["span"],
-            retries=tuple(state["retries"]),
-            other_events=tuple(state["other"]),
-        )
-        done = settle_alone(run)  # a log given alone: link_runs with no dumps
-        return debug_artifact(done, lambda: [done.to_dict()])
+    def _run(self, key: RunKey, state: list[Any]) -> EvaluationRun:
+        index, line, check, span, retries, other = state
+        # a log given alone: `link_runs` with no dumps (`settle_alone`), made at once
+        return alone_run(key, index, self.source, line, (check, span, tuple(retries), tuple(other)))
+
+
+def run_artifact(run: EvaluationRun) -> Artifact:
+    """A streamed run's debug artifact (its timeline, the run itself, made when read)."""
+    return debug_artifact(run, lambda: [run.to_dict()])
 
 
 def _text(value: Any) -> str | None:
@@ -178,6 +173,14 @@ def stream_debug_log(
 ) -> Iterator[Artifact | LoadError]:
     """Each evaluation run of a debug log as its artifact, as soon as it completes; then one
     LoadError naming the unreadable records, if any (see the module docstring)."""
+    for item in stream_debug_runs(path, max_line_bytes):
+        yield item if isinstance(item, LoadError) else run_artifact(item)
+
+
+def stream_debug_runs(
+    path: Path, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[EvaluationRun | LoadError]:
+    """`stream_debug_log` without the artifacts: each settled run, then the LoadError."""
     source = str(path)
     builder = _RunBuilder(source)
     bad: list[ReadProblem] = []
@@ -211,3 +214,9 @@ def stream_logs(paths: Sequence[Path]) -> Iterator[Artifact | LoadError]:
     """`stream_debug_log` over several logs, in order."""
     for path in paths:
         yield from stream_debug_log(path)
+
+
+def stream_log_runs(paths: Sequence[Path]) -> Iterator[EvaluationRun | LoadError]:
+    """`stream_debug_runs` over several logs, in order."""
+    for path in paths:
+        yield from stream_debug_runs(path)

@@ -25,6 +25,7 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -199,12 +200,45 @@ class Rebuild:
     notes: list[str] = field(default_factory=list)
 
 
-def rebuild_context(dump: DumpFile) -> Rebuild:
-    """Rebuild system messages, context messages and tools from a dump (flags as dumped)."""
+#: Distinct tool lists a `ToolLists` keeps (a folder's dumps offer a handful).
+TOOL_LISTS_KEPT = 256
+
+
+class ToolLists:
+    """Tool lists parsed once per distinct raw list (one load's dumps offer the same few):
+    equal raw lists, compared by their JSON text, share one tuple of `Tool`s, so a
+    counter counts that tuple once (`TokenCounter.count_tools` remembers it)."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[str, tuple[Tool, ...]] = {}
+
+    def parse(self, raw: list[Any]) -> tuple[Tool, ...]:
+        """`parse_tools(raw)`, the same tuple for a list equal to one parsed before."""
+        try:
+            # the text tells apart what the parsed tools would: order, 1 vs 1.0 vs true
+            key = json.dumps(raw, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return parse_tools(raw)
+        known = self._parsed.get(key)
+        if known is None:
+            known = parse_tools(raw)
+            if len(self._parsed) >= TOOL_LISTS_KEPT:
+                self._parsed.clear()
+            self._parsed[key] = known
+        return known
+
+
+def rebuild_context(dump: DumpFile, tool_lists: ToolLists | None = None) -> Rebuild:
+    """Rebuild system messages, context messages and tools from a dump (flags as dumped);
+    `tool_lists` shares the tools of dumps offering the same list."""
     out = Rebuild()
     if dump.tools_raw is not None:
         try:
-            out.tools = parse_tools(dump.tools_raw)
+            out.tools = (
+                parse_tools(dump.tools_raw)
+                if tool_lists is None
+                else tool_lists.parse(dump.tools_raw)
+            )
         except FormatError as error:
             raise FormatError(error.message, "key compression_request.tools") from None
     if dump.after_raw is not None:

@@ -18,7 +18,7 @@ from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun
 from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
-from inspector.sources.dump import DumpFile, Rebuild, rebuild_context
+from inspector.sources.dump import DumpFile, Rebuild, ToolLists, rebuild_context
 from inspector.sources.dump_infer import (
     CounterProvider,
     infer_keep,
@@ -235,13 +235,15 @@ def dump_artifact(
     counters: CounterProvider,
     timeline: list[dict[str, Any]] | None = None,
     earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
+    tool_lists: ToolLists | None = None,
 ) -> Artifact:
     """The dump as an artifact: the rebuilt context before, the context after, and the record.
 
     `earlier_kept_ids` gives (on demand) the context_message_ids that earlier dumps of the
-    same context kept, whose usage records were therefore stale before this compression.
+    same context kept, whose usage records were therefore stale before this compression;
+    `tool_lists` parses each distinct tool list of a load once.
     """
-    rebuild = rebuild_context(dump)
+    rebuild = rebuild_context(dump, tool_lists)
     check = _check_of(run)
     out = _Recovered(unrecoverable=list(rebuild.notes))
     _recover_window(dump, check, out)

@@ -153,16 +153,17 @@ def walk_files(
 
     for root, dirs, names in os.walk(folder, onerror=unlisted, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(root)  # parsed once per folder, not once per file
         for name in sorted(names):
             if name.startswith("."):
                 continue
             lowered = name.lower()
             if lowered.endswith(suffixes):
-                found.append(Path(root) / name)
+                found.append(here / name)
             elif lowered.endswith(COMPRESSED_SUFFIXES) and lowered.rpartition(".")[0].endswith(
                 suffixes
             ):
-                problems.append((Path(root) / name, _compressed_note(name)))
+                problems.append((here / name, _compressed_note(name)))
     return found, problems
 
 

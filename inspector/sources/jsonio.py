@@ -31,6 +31,10 @@ MAX_DEPTH = 200
 #: refuses is read the ordinary way, so results and errors are the same.
 STREAM_MIN_BYTES = 32 * 1024**2
 
+#: A file at least this big that plainly is JSON Lines (`_read_lines_streaming`) is read
+#: record by record: the file's bytes, its text and its list of lines are never held.
+LINES_STREAM_MIN_BYTES = 1 << 20
+
 #: Whether to walk parsed values for nesting deeper than MAX_DEPTH: always, never, or
 #: per document (a predicate on the parsed value).
 NestingCheck = bool | Callable[[Any], bool]
@@ -245,6 +249,7 @@ def read_json_file(
     max_document_bytes: int = MAX_DOCUMENT_BYTES,
     stream_min_bytes: int = STREAM_MIN_BYTES,
     check_nesting: NestingCheck = True,
+    lines_min_bytes: int = LINES_STREAM_MIN_BYTES,
 ) -> ReadResult:
     """Read `path` as one JSON document or as JSON Lines; never raises on bad content.
 
@@ -259,7 +264,8 @@ def read_json_file(
     limit, as "nested too deeply"); NaN and numbers overflowing to infinity are refused
     by the parser either way. Only for callers that read fixed, shallow keys and never
     recurse into values (header-level loads). A callable decides per parsed document
-    (True: walk it).
+    (True: walk it). A file of `lines_min_bytes` or more whose first two lines show it is
+    JSON Lines is read line by line (`_read_lines_streaming`: the same result).
     """
     not_regular = file_problem(path)
     if not_regular is not None:
@@ -279,6 +285,10 @@ def read_json_file(
         )
     if size > max_document_bytes:
         return _read_large_json_lines(path, size, max_document_bytes)
+    if size >= lines_min_bytes:
+        by_line = _read_lines_streaming(path, check_nesting)
+        if by_line is not None:
+            return by_line
     if size >= stream_min_bytes:
         streamed = _read_streaming(path, check_nesting)
         if streamed is not None:
@@ -307,6 +317,75 @@ def _read_streaming(path: Path, check_nesting: NestingCheck = True) -> ReadResul
     ):
         return ReadResult(problem=_value_problem("depth", None))
     return ReadResult(documents=[(None, value)])
+
+
+def _read_lines_streaming(path: Path, check_nesting: NestingCheck = True) -> ReadResult | None:
+    """What `parse_json_text` makes of the file's text, read line by line, when the file
+    plainly is JSON Lines; None (read it whole) otherwise.
+
+    Plainly: no NUL in its first 8 KB, no byte-order mark, a first line that is one JSON
+    object on its own and a second line that is not blank. The whole text then cannot be
+    one document and `_looks_like_json_lines` holds, so the whole-file reader would take
+    the lines of `str.splitlines` one by one: so does this, splitting each line read
+    (at `\n`) the same way. Invalid UTF-8 anywhere refuses the file as the whole-file
+    reader does (same byte offset); a read error leaves it to that reader.
+    """
+    try:
+        with open_regular(path) as handle:
+            head = handle.read(8192)
+            if b"\x00" in head or head.startswith(b"\xef\xbb\xbf"):
+                return None
+            handle.seek(0)
+            return _lines_of(handle, check_nesting)
+    except (OSError, MemoryError):
+        return None
+
+
+def _lines_of(handle: Any, check_nesting: NestingCheck) -> ReadResult | None:
+    """The JSON Lines result of an open file (see `_read_lines_streaming`)."""
+    result = ReadResult(json_lines=True)
+    bad: list[ReadProblem] = []
+    number = offset = 0
+    for raw in iter(handle.readline, b""):
+        try:
+            pieces = raw.decode("utf-8").splitlines()
+        except UnicodeDecodeError as error:
+            return ReadResult(
+                problem=ReadProblem("not UTF-8 text (binary file?)", f"byte {offset + error.start}")
+            )
+        offset += len(raw)
+        if number == 0 and not _opens_json_lines(pieces, check_nesting):
+            return None
+        if number == 1 and not pieces[0].strip():
+            return None  # a blank second line: the whole-file reader decides
+        for line in pieces:
+            number += 1
+            if not line.strip():
+                continue
+            label = f"line {number}"
+            if len(line) > MAX_LINE_BYTES:
+                bad.append(
+                    ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label)
+                )
+                continue
+            record, line_problem = _parse_one(line, label, check_nesting)
+            if line_problem is not None:
+                bad.append(line_problem)
+            else:
+                result.documents.append((label, record))
+    if number < 2:
+        return None
+    result.problem = summarize_problems(bad)
+    result.bad_records = bad
+    return result
+
+
+def _opens_json_lines(pieces: list[str], check_nesting: NestingCheck) -> bool:
+    """True when the file's first line (`pieces`: its `splitlines`) is one JSON object alone."""
+    if len(pieces) != 1 or len(pieces[0]) > MAX_LINE_BYTES:
+        return False
+    value, problem = _parse_one(pieces[0], "line 1", check_nesting)
+    return problem is None and type(value) is dict
 
 
 def parse_json_text(text: str, check_nesting: NestingCheck = True) -> ReadResult:

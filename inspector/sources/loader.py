@@ -63,12 +63,12 @@ from inspector.core.timeline import (
     DebugRecord,
     DumpRef,
     EvaluationRun,
+    LazyTimelines,
     RunKey,
     call_evaluations,
     group_runs,
     link_runs,
     safe_name,
-    session_timelines,
 )
 from inspector.core.tokens import TokenCounter
 from inspector.sources.classify import (
@@ -80,7 +80,7 @@ from inspector.sources.classify import (
     locate_key,
 )
 from inspector.sources.debuglog import debug_artifact
-from inspector.sources.dump import DUMP_NAME_RE, DumpFile, kept_message_ids
+from inspector.sources.dump import DUMP_NAME_RE, DumpFile, ToolLists, kept_message_ids
 from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
 from inspector.sources.evidence import dump_objects, evidence_for, run_objects
 from inspector.sources.files import (
@@ -240,6 +240,9 @@ class _Streamer:
         self.heads: dict[Path, DumpRef] = {}
         self._kept_ids: dict[str, frozenset[str]] = {}
         self._ref_paths: dict[str, Path] = {}
+        self._timeline_makers: dict[str | None, Callable[[], list[dict[str, Any]]]] = {}
+        #: Each distinct tool list of the load's dumps parsed once (and so counted once).
+        self._tool_lists = ToolLists()
 
     def provide(self) -> dict[str, TokenCounter]:
         """Token counters, made on first need."""
@@ -328,9 +331,12 @@ class _Streamer:
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
         self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
-        self.timelines = session_timelines(self.runs, self.refs, calls) if self.contexts else {}
+        self.timelines: Mapping[str | None, list[dict[str, Any]]] = (
+            LazyTimelines(self.runs, self.refs, calls) if self.contexts else {}
+        )
         self._attach_debug_artifacts()
-        self._attach_calls(call_evaluations(self.runs, calls))
+        # no model call: every run would be walked to link nothing
+        self._attach_calls(call_evaluations(self.runs, calls) if calls else {})
 
     def _results(self) -> Iterator[LoadResult]:
         """Everything, group by group (a folder's newest first)."""
@@ -346,28 +352,25 @@ class _Streamer:
                 yield from self._folder_results(members)
 
     def _note_llm_logs(self, records: list[DebugRecord]) -> None:
-        """Where an `llm_request.jsonl` was seen (its folders and its records' sessions), and
-        the release facts of the debug records per folder and per session."""
+        """Where an `llm_request.jsonl` was seen (its folders and its records' sessions); the
+        records, whose release facts per folder and session are sorted out on first need."""
         self.llm_dirs: set[str] = set()
         self.llm_sessions: set[str] = set()
-        self.dir_facts: dict[str, list[Any]] = {}
-        self.session_facts: dict[str, list[Any]] = {}
-        for record in records:
-            if record.event not in ("span_built", "compression_retry"):
-                continue
-            for bucket, key in (
-                (self.dir_facts, os.path.dirname(record.source)),
-                (self.session_facts, safe_name(record.key[1] or "")),
-            ):
-                found = bucket.setdefault(key, [])
-                if len(found) < _NEIGHBOUR_FACTS:
-                    found.append(record.raw)
+        self._fact_records = records
+        self._facts: tuple[dict[str, list[Any]], dict[str, list[Any]]] | None = None
         for path, load in self.loads.items():
             if load.calls or path.name == LLM_REQUEST_FILE:
                 self.llm_dirs.add(str(path.parent))
             for call in load.calls:
                 if call.session_id:
                     self.llm_sessions.add(safe_name(call.session_id))
+
+    def neighbour_facts(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        """The release facts of the debug records, per folder and per session (made when a
+        context without facts of its own first asks: most loads never do)."""
+        if self._facts is None:
+            self._facts = neighbour_facts(self._fact_records)
+        return self._facts
 
     def _near_llm_log(self, artifact: Artifact) -> bool:
         """True when an `llm_request.jsonl` lies in the artifact's folder or logs its session."""
@@ -380,10 +383,11 @@ class _Streamer:
         """The artifact with the release facts its reader saw, else those beside it."""
 
         def neighbours() -> list[Any]:
+            dir_facts, session_facts = self.neighbour_facts()
             return (
-                self.dir_facts.get(os.path.dirname(artifact.source))
+                dir_facts.get(os.path.dirname(artifact.source))
                 or (
-                    self.session_facts.get(safe_name(artifact.session_id))
+                    session_facts.get(safe_name(artifact.session_id))
                     if artifact.session_id
                     else None
                 )
@@ -409,6 +413,13 @@ class _Streamer:
 
     def _timeline(self, session: str | None) -> list[dict[str, Any]]:
         return self.timelines.get(None if session is None else safe_name(session), [])
+
+    def _timeline_of(self, session: str | None) -> Callable[[], list[dict[str, Any]]]:
+        """`_timeline(session)`, when first read (`debug_artifact`); one function per session."""
+        made = self._timeline_makers.get(session)
+        if made is None:
+            made = self._timeline_makers[session] = lambda: self._timeline(session)
+        return made
 
     def _attach_debug_artifacts(self) -> None:
         """One artifact per run that did not end in a dump, kept with the log it came from.
@@ -436,8 +447,13 @@ class _Streamer:
                 # context the check saw, when the log holds exactly one check for it
                 match = contexts.get(run.key)
                 link = "session" if match is not None else None
-            artifact = debug_artifact(run, self._timeline(run.session_id), match, link=link)
-            owner.artifacts.append(self._evidence(artifact, run_objects(run)))
+            artifact = debug_artifact(run, self._timeline_of(run.session_id), match, link=link)
+            # without a context there are no release facts to attach (`evidence_for`)
+            owner.artifacts.append(
+                artifact
+                if artifact.snapshot is None
+                else self._evidence(artifact, run_objects(run))
+            )
         if absorbed:
             for load in loads:
                 load.artifacts = [a for a in load.artifacts if id(a) not in absorbed]
@@ -533,6 +549,7 @@ class _Streamer:
                 self.provide,
                 self._timeline(dump.ref.session_id),
                 lambda: self._earlier_kept(dump),
+                self._tool_lists,
             )
             return self._evidence(artifact, [*dump_objects(dump.raw), *run_objects(run)])
         except InspectorError as error:
@@ -545,6 +562,26 @@ class _Streamer:
             return LoadError(str(path), "JSON nested too deeply")
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
             return LoadError(str(path), f"{UNEXPECTED} ({type(error).__name__}: {error})")
+
+
+def neighbour_facts(
+    records: Iterable[DebugRecord],
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """The raw span_built / compression_retry records (at most `_NEIGHBOUR_FACTS` each) per
+    folder and per session (its safe name): release facts for contexts without any."""
+    dir_facts: dict[str, list[Any]] = {}
+    session_facts: dict[str, list[Any]] = {}
+    for record in records:
+        if record.event not in ("span_built", "compression_retry"):
+            continue
+        for bucket, key in (
+            (dir_facts, os.path.dirname(record.source)),
+            (session_facts, safe_name(record.key[1] or "")),
+        ):
+            found = bucket.setdefault(key, [])
+            if len(found) < _NEIGHBOUR_FACTS:
+                found.append(record.raw)
+    return dir_facts, session_facts
 
 
 def _linkable_snapshots(loads: list[FileLoad]) -> Iterator[tuple[RunKey, Artifact]]:
@@ -578,19 +615,20 @@ def _snapshots_by_evaluation(
     within EVALUATION_TOLERANCE_SECONDS (two equally near: none). A run claimed by two
     snapshots gets neither.
     """
+    timed = [(k, a, a.timestamp) for k, a in _linkable_snapshots(loads) if a.timestamp is not None]
+    if not timed:
+        return {}  # nothing names an evaluation: the runs' times are not needed
     times: dict[RunKey, list[tuple[float, int]]] = {}
     for run in runs:
         when = run.timestamp
         if when is not None:
             times.setdefault(run.key, []).append((when, run.index))
     claims: dict[tuple[RunKey, int], list[Artifact]] = {}
-    for key, artifact in _linkable_snapshots(loads):
-        if artifact.timestamp is None:
-            continue
+    for key, artifact, named in timed:
         near = sorted(
-            (abs(when - artifact.timestamp), index)
+            (abs(when - named), index)
             for when, index in times.get(key, [])
-            if abs(when - artifact.timestamp) <= EVALUATION_TOLERANCE_SECONDS
+            if abs(when - named) <= EVALUATION_TOLERANCE_SECONDS
         )
         if not near or (len(near) > 1 and near[0][0] == near[1][0]):
             continue

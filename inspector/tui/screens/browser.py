@@ -65,6 +65,10 @@ from inspector.tui.widgets.quiet_footer import QuietFooter
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
 BATCH_SECONDS = 0.15
+#: Rows drawn before the rest of a long listing is measured (more than a screen holds).
+FIRST_SCREEN_ROWS = 200
+#: Longest wait (seconds) for that screenful to be drawn before the rest is measured.
+FIRST_SCREEN_WAIT = 1.0
 #: Seconds between two scans of the followed files.
 FOLLOW_INTERVAL = 0.5
 #: Seconds a half-written file is retried before it is shown as unreadable.
@@ -89,9 +93,11 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
     class EntriesListed(TextualMessage):
         """The files about to be read, listed by name before any is parsed."""
 
-        def __init__(self, rows: Sequence[BrowserRow]) -> None:
+        def __init__(self, rows: Sequence[BrowserRow], generation: int = 0) -> None:
             super().__init__()
             self.rows = list(rows)
+            #: Which `start_loading` listed them (an older listing starts no load).
+            self.generation = generation
 
     class LoadFinished(TextualMessage):
         """The loading worker read every source (`follower` was primed before it started)."""
@@ -161,6 +167,8 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
         self._follower: FileFollower | None = None
         self._follow_timer: Timer | None = None
         self._follow_worker: Worker[None] | None = None
+        #: Counts `start_loading` calls; the load of the newest starts once its names show.
+        self._load_generation = 0
         self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
 
     def compose(self) -> ComposeResult:
@@ -191,37 +199,63 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
     def start_loading(self) -> None:
         """(Re)load every source in the background; list the files by name first.
 
-        Following stops during the load and starts again after it; rows of a live connection
-        stay.
+        The load itself (and the follower's priming) starts once the named rows are drawn
+        (`_load_after_listing`): started beside the listing, its reading held the
+        interpreter and a 5,000-file folder's first rows waited seconds for it. Following
+        stops during the load and starts again after it; rows of a live connection stay.
         """
         self._stop_following()
         self.rows[:] = [row for row in self.rows if self._from_connection(row)]
         self.pending.clear()
         self.reading = True
-        self.list_files()
+        self._load_generation += 1
+        self.list_files(self._load_generation)
         self.query_one("#load-line").display = True
         self.query_one("#load-status", Static).update(f"reading {', '.join(self.sources)} …")
         self._refresh_table()
         self.watch_reads()
-        self.load_sources()
 
     @work(thread=True, exclusive=True, group="entries", exit_on_error=False)
-    def list_files(self) -> None:
-        """List the files by name and cheap header fields so rows show before anything is parsed."""
+    def list_files(self, generation: int) -> None:
+        """List the files by name and cheap header fields so rows show before anything is
+        parsed; posted even when the listing fails (no rows then), so the load starts."""
         from inspector.sources.entries import list_entries
 
-        entries = list_entries(self.sources)
-        self.post_message(
-            self.EntriesListed([pending_row(-1 - i, e) for i, e in enumerate(entries)])
-        )
+        rows: list[BrowserRow] = []
+        try:
+            entries = list_entries(self.sources)
+            rows = [pending_row(-1 - i, e) for i, e in enumerate(entries)]
+        finally:
+            self.post_message(self.EntriesListed(rows, generation))
 
     def on_browser_screen_entries_listed(self, message: EntriesListed) -> None:
-        """Show placeholder rows for files the load has not reached yet."""
-        if not self.reading:
+        """Show placeholder rows for files the load has not reached yet, then start the load."""
+        if not self.reading or message.generation != self._load_generation:
             return
         loaded = {row.source for row in self.rows}
         self.pending = {row.source: row for row in message.rows if row.source not in loaded}
-        self._refresh_table()
+        # a screenful first: DataTable measures every new row before it draws any
+        self._refresh_table(limit=FIRST_SCREEN_ROWS)
+        table = self.query_one("#table", DataTable)
+        generation = message.generation
+        if isinstance(table, BrowserTable) and len(self.shown) == FIRST_SCREEN_ROWS:
+            table.after_next_draw(lambda: self._show_all_listed(generation))
+            # and in any case soon (the table may not be drawn: another screen on top)
+            self.set_timer(FIRST_SCREEN_WAIT, lambda: self._show_all_listed(generation))
+        else:
+            self._show_all_listed(generation)
+
+    def _show_all_listed(self, generation: int) -> None:
+        """Every listed row, once the first screenful is drawn; then the load starts."""
+        if self.reading and generation == self._load_generation:
+            self._refresh_table()
+            self.call_after_refresh(self._load_after_listing, generation)
+
+    def _load_after_listing(self, generation: int) -> None:
+        """Start the load of `generation` (once: a newer `start_loading` starts its own)."""
+        if self.reading and generation == self._load_generation:
+            self._load_generation += 1  # a repeated listing message starts nothing more
+            self.load_sources()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def load_sources(self) -> None:

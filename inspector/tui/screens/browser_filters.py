@@ -140,11 +140,14 @@ class BrowserFilters:
         self._filter_queued = False
         self._refresh_table()
 
-    def _refresh_table(self) -> None:
-        """Apply filter and sort to the table, keeping the cursor on the same row."""
+    def _refresh_table(self, limit: int | None = None) -> None:
+        """Apply filter and sort to the table, keeping the cursor on the same row (`limit`:
+        only the first rows, a screenful drawn before the rest is measured)."""
         table = self.query_one("#table", DataTable)
         current = self.shown[table.cursor_row] if 0 <= table.cursor_row < len(self.shown) else None
         rows = self.filtered_rows()
+        if limit is not None:
+            rows = rows[:limit]
         same = len(rows) == len(self.shown) and all(
             a is b for a, b in zip(rows, self.shown, strict=True)
         )

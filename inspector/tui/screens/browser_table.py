@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions
@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import events
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import Row, RowKey
@@ -275,6 +275,23 @@ class BrowserTable(DataTable[Any]):
         #: The last few tables `replace_rows` built, by their row keys (a filter typed and
         #: erased comes back to one): keys -> (cells of each row, data, rows, locations).
         self._tables: dict[tuple[str, ...], tuple[tuple[Any, ...], Any, Any, Any]] = {}
+        #: Called (once, soon after) when the table has next drawn its lines with rows.
+        self._after_draw: Callable[[], None] | None = None
+
+    def after_next_draw(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the table has next drawn rows (a first screenful shown
+        before more rows are measured: measuring thousands holds the first frame)."""
+        self._after_draw = callback
+        self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """DataTable's lines; then the `after_next_draw` callback, if one waits for rows."""
+        lines = super().render_lines(crop)
+        callback = self._after_draw
+        if callback is not None and self.row_count:
+            self._after_draw = None
+            self.call_later(callback)
+        return lines
 
     def update_cell(self, row_key: Any, column_key: Any, value: Any, **kwargs: Any) -> None:
         """Change one cell (the row's rendered cells are forgotten)."""
