@@ -31,7 +31,7 @@ def _observed(raw: dict, counters: dict[str, TokenCounter]) -> dict:
         "min_target_tokens": ev.min_target_tokens,
         "effective_keep": ev.effective_keep,
         "span": ev.span.counts,
-        "per_message_tokens": priced.per_message_tokens,
+        "per_message_tokens": list(priced.per_message_tokens),
         "per_system_message_tokens": priced.per_system_message_tokens,
         "last_real_user_index": priced.last_real_user_index,
         "usage_tokens_with_tail": priced.usage.value,
@@ -77,5 +77,5 @@ def test_reference_scenario_analysis(path, counters: dict[str, TokenCounter]) ->
     assert ev.effective_keep == analysis["effective_keep"]
     assert ev.span.counts == analysis["span"]
     assert ev.span_target_tokens == analysis["span_target_tokens"]
-    assert priced.per_message_tokens == analysis["per_message_tokens"]
+    assert list(priced.per_message_tokens) == analysis["per_message_tokens"]
     assert priced.tools_tokens == analysis["tools_tokens"]

@@ -247,3 +247,30 @@ def test_recorded_get_answers_as_mapping_get() -> None:
         for key in (*type(record).keys_of(), "nope"):
             for default in (None, 7):
                 assert record.get(key, default) == Mapping.get(record, key, default), key
+
+
+def test_recorded_to_dict_is_the_mapping_read_key_by_key() -> None:
+    """`why --json` writes `to_dict()`: the same keys, order and plain values as `dict()`,
+    on hand-made records and on every artifact of the samples and the test logs."""
+    from pathlib import Path
+
+    from inspector.core.artifact import DebugRecorded, DumpRecorded, Recorded, SpanCounts
+    from inspector.sources.loader import load_paths
+
+    records: list[Recorded] = [
+        DebugRecorded(reason="below_threshold", line=3, retries=({"attempt": 1},)),
+        DebugRecorded(duplicate_records=2, other_events=({"event": "x"},)),
+        DumpRecorded(tokens_before=5, span=SpanCounts(1, 2, 3), threshold_check={"a": 1}),
+        DumpRecorded(),
+    ]
+    root = Path(__file__).resolve().parents[1]
+    paths = [root / "sample_dumps", *sorted((root / "tests" / "data").rglob("*.jsonl"))]
+    for result in load_paths(paths):
+        recorded = getattr(result, "recorded", None)
+        if isinstance(recorded, Recorded):
+            records.append(recorded)
+    assert len(records) > 20
+    for record in records:
+        fast, slow = record.to_dict(), {key: record[key] for key in record}
+        assert list(fast) == list(slow) and fast == slow
+        assert json.dumps(fast) == json.dumps(slow)

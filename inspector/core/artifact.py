@@ -134,8 +134,9 @@ class Recorded(Mapping[str, Any]):
         return _RecordedKeys(self, self._present())
 
     def to_dict(self) -> dict[str, Any]:
-        """The `recorded` object of `why --json`."""
-        return {name: self[name] for name in self}
+        """The `recorded` object of `why --json` (what `dict(self)` gives, without a lookup
+        per key: every line of a log's `why --json` builds one)."""
+        return {name: _plain(getattr(self, name)) for name in self._present()}
 
 
 class _RecordedKeys(KeysView[str]):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 from typing import Literal
 
@@ -118,10 +119,10 @@ class PricedContext:
             return 0
         return self.prefix_sums[end] - self.prefix_sums[start] + self.counter.overhead
 
-    @property
-    def per_message_tokens(self) -> list[int]:
-        """Each context message counted as a one-message list."""
-        return [p + self.counter.overhead for p in self.pieces]
+    @cached_property
+    def per_message_tokens(self) -> tuple[int, ...]:
+        """Each context message counted as a one-message list (made once: every re-split reads it)."""
+        return tuple(p + self.counter.overhead for p in self.pieces)
 
     @property
     def per_system_message_tokens(self) -> list[int]:

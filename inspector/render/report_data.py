@@ -150,7 +150,7 @@ def _pin_rows(rows: Sequence[PinRow]) -> list[dict[str, Any]]:
 
 def _after_tokens(
     artifact: Artifact, counter: TokenCounter | None
-) -> tuple[list[int] | None, int | None]:
+) -> tuple[Sequence[int] | None, int | None]:
     if artifact.after is None or counter is None:
         return None, None
     from inspector.core.engine import PricedContext

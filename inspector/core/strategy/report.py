@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.core.artifact import Artifact
+from inspector.core.artifact import Artifact, Recorded
 from inspector.core.strategy.base import Decision, SweepPoint
 
 _CONTRACT_KEYS = (
@@ -36,7 +36,8 @@ def why_json(artifact: Artifact, decision: Decision | None) -> dict[str, Any]:
     out["span"] = dict(decision.span) if decision else None
     out["checks"] = [c.to_dict() for c in decision.checks] if decision else []
     out["findings"] = [f.to_dict() for f in decision.findings] if decision else []
-    out["recorded"] = dict(artifact.recorded)
+    recorded = artifact.recorded
+    out["recorded"] = recorded.to_dict() if isinstance(recorded, Recorded) else dict(recorded)
     if decision is not None:
         out["strategy"] = decision.strategy
         out["family"] = decision.family

@@ -89,6 +89,8 @@ class ContextFollow:
 
         def refresh_side(self, force: bool = False) -> None: ...
 
+        def schedule_side(self) -> None: ...
+
         def refresh_bindings(self) -> None: ...
 
         def notify(self, message: str, **kwargs: Any) -> None: ...
@@ -219,8 +221,8 @@ class ContextFollow:
         ):
             self._redraw()  # not expected (the artifact never moves a region): draw it all
             return
-        self._side_keys.pop("why", None)
-        self.refresh_side()
+        # coalesced: when the flips follow at once, the Why tab's tables are drawn once
+        self.schedule_side()
 
     def on_context_follow_flips_found(self, message: ContextFollow.FlipsFound) -> None:
         """Keep the flips if they are still for the current settings; draw them if visible."""

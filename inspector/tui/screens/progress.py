@@ -286,6 +286,8 @@ class CountProgress:
 
         def _redraw(self) -> None: ...
 
+        def decided_on_screen(self, complete: bool) -> None: ...
+
         def _show_title(self) -> None: ...
 
         def refresh_bindings(self) -> None: ...
@@ -377,6 +379,8 @@ class CountProgress:
         self.settings = decision.settings
         self.decision = decision
         self.flips = flips
+        # whether it had every finding is not known here: the follow-up makes sure
+        self.decided_on_screen(complete=False)
         self._redraw()
 
     def _leave(self) -> None:
