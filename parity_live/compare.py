@@ -42,7 +42,7 @@ def observed(
         "min_target_tokens": ev.min_target_tokens,
         "effective_keep": ev.effective_keep,
         "span": ev.span.counts,
-        "per_message_tokens": priced.per_message_tokens,
+        "per_message_tokens": list(priced.per_message_tokens),
         "per_system_message_tokens": priced.per_system_message_tokens,
         "last_real_user_index": priced.last_real_user_index,
         "usage_tokens_with_tail": priced.usage.value,
