@@ -279,6 +279,8 @@ async def filter_key_seconds(
     samples: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await _until(app, pilot, lambda: isinstance(app.screen, BrowserScreen))
+        # the load starts once the listed names are drawn: wait until the screen says it ended
+        await _until(app, pilot, lambda: not getattr(app.screen, "reading", True))
         await app.workers.wait_for_complete()
         await settle(app, pilot)
         browser = app.screen
