@@ -59,6 +59,7 @@ from inspector.tui.screens.browser_table import (
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.screens.context_live import offer_to_contexts
+from inspector.tui.widgets.filter_input import FilterInput
 from inspector.tui.widgets.live_panel import LivePanel
 from inspector.tui.widgets.quiet_footer import QuietFooter
 
@@ -174,7 +175,7 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
     def compose(self) -> ComposeResult:
         """Filter bar, progress, the table, the footer."""
         with Horizontal(id="browser-top"):
-            yield Input(placeholder="filter text (/)", id="filter", compact=True)
+            yield FilterInput(placeholder="filter text (/)", id="filter", compact=True)
             yield Static(id="filters")
         with Horizontal(id="load-line"):
             yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="load-progress")

@@ -16,6 +16,7 @@ from textual import events
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import Row, RowKey
@@ -259,6 +260,12 @@ class BrowserTable(DataTable[Any]):
         Binding("end,G", "scroll_bottom", "Last row", show=False),
     ]
 
+    #: Widget's virtual size without its layout flag: a filter key changes the row count, and
+    #: a layout pass of the whole screen for it was a large part of the key.
+    #: `watch_virtual_size` asks for the layout only when the scrollbars may come or go, or
+    #: the width changes.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         #: Row key -> the cells last measured for it (a row shown again is not measured again).
@@ -277,6 +284,15 @@ class BrowserTable(DataTable[Any]):
         self._tables: dict[tuple[str, ...], tuple[tuple[Any, ...], Any, Any, Any]] = {}
         #: Called (once, soon after) when the table has next drawn its lines with rows.
         self._after_draw: Callable[[], None] | None = None
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        """Scrollbars and scroll position follow a new height in place while a vertical
+        scrollbar is needed before and after; anything else takes the layout pass."""
+        if old.width == new.width and min(old.height, new.height) > self.size.height + 2:
+            self._scroll_update(new)
+            self.refresh()
+        else:
+            self.refresh(layout=True)
 
     def after_next_draw(self, callback: Callable[[], None]) -> None:
         """Call `callback` once the table has next drawn rows (a first screenful shown
