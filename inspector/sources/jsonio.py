@@ -360,24 +360,34 @@ def _lines_of(handle: Any, check_nesting: NestingCheck) -> ReadResult | None:
             return None  # a blank second line: the whole-file reader decides
         for line in pieces:
             number += 1
-            if not line.strip():
-                continue
-            label = f"line {number}"
-            if len(line) > MAX_LINE_BYTES:
-                bad.append(
-                    ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label)
-                )
-                continue
-            record, line_problem = _parse_one(line, label, check_nesting)
-            if line_problem is not None:
-                bad.append(line_problem)
-            else:
-                result.documents.append((label, record))
+            _take_line(result, bad, number, line, check_nesting)
     if number < 2:
         return None
     result.problem = summarize_problems(bad)
     result.bad_records = bad
     return result
+
+
+def _take_line(
+    result: ReadResult,
+    bad: list[ReadProblem],
+    number: int,
+    line: str,
+    check_nesting: NestingCheck,
+) -> None:
+    """One line of a JSON Lines file: its record into `result`, or its problem into `bad`
+    (blank lines are skipped); both readers, whole-text and line by line, use it."""
+    if not line.strip():
+        return
+    label = f"line {number}"
+    if len(line) > MAX_LINE_BYTES:
+        bad.append(ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label))
+        return
+    record, problem = _parse_one(line, label, check_nesting)
+    if problem is not None:
+        bad.append(problem)
+    else:
+        result.documents.append((label, record))
 
 
 def _opens_json_lines(pieces: list[str], check_nesting: NestingCheck) -> bool:
@@ -401,19 +411,7 @@ def parse_json_text(text: str, check_nesting: NestingCheck = True) -> ReadResult
     result = ReadResult(json_lines=True)
     bad: list[ReadProblem] = []
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        label = f"line {number}"
-        if len(line) > MAX_LINE_BYTES:
-            bad.append(
-                ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label)
-            )
-            continue
-        record, line_problem = _parse_one(line, label, check_nesting)
-        if line_problem is not None:
-            bad.append(line_problem)
-        else:
-            result.documents.append((label, record))
+        _take_line(result, bad, number, line, check_nesting)
     result.problem = summarize_problems(bad)
     result.bad_records = bad
     return result
