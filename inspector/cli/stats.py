@@ -12,16 +12,14 @@ object (`"kind": "stats"`). Never imports Textual.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
 from typing import Any
 
 from inspector.cli.common import print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
-from inspector.core.outcome import run_outcome
 from inspector.core.stats import DebugRunTally, compute_stats, count_findings
-from inspector.core.timeline import EvaluationRun
+from inspector.sources.debugstream import streamable, tally_debug_runs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,13 +61,19 @@ def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
     return count_findings(per_artifact.values())
 
 
-def _streamed(runs: Iterator[EvaluationRun]) -> dict[str, Any]:
-    """Stats and findings in one pass over the runs of streamed debug logs, read from the
-    runs themselves: a streamed run has no context, so no finding (`_found`), and logs
-    alone hold no dump, so no folder finding."""
+def _streamed(report: ReportRun) -> dict[str, Any] | None:
+    """Stats and findings in one pass over the runs of streamed debug logs (None when the
+    sources are not streamed: `ReportRun.streamed_runs`), counted from each run's records
+    (`DebugRunTally.add_alone`, no run made); each load error reported as there. A
+    streamed run has no context, so no finding (`_found`), and logs alone hold no dump, so
+    no folder finding."""
+    logs = streamable(report.sources, report.stream_min_bytes)
+    if logs is None:
+        return None
     tally = DebugRunTally()
-    for run in runs:
-        tally.add(run.processor, run_outcome(run), run.retries)
+    for log in logs:
+        for error in tally_debug_runs(log, tally.add_alone):
+            report.report_error(error)
     stats = tally.stats()
     stats.update(count_findings([[]] * tally.count))
     return stats
@@ -80,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
     with_findings = not getattr(args, "no_findings", False)
     # without findings, stats reads only what each artifact recorded: nothing is rebuilt
     report = ReportRun(args, contexts=with_findings)
-    runs = report.streamed_runs() if with_findings else None
-    if runs is not None:
-        stats = _streamed(runs)
+    streamed = _streamed(report) if with_findings else None
+    if streamed is not None:
+        stats = streamed
     elif with_findings:
         artifacts = list(report.artifacts())
         stats = compute_stats(artifacts)

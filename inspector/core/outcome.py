@@ -11,7 +11,7 @@ Must not import anything outside the standard library and `inspector.core`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -132,10 +132,18 @@ def run_outcome(run: EvaluationRun) -> Outcome:
     """`classify_outcome` of the debug artifact `sources.debuglog.debug_artifact` makes of a
     settled run, read from the run itself (`stats` over a streamed log builds no artifact;
     `tests/test_logs_stats_fast.py` holds the two equal)."""
-    check = run.threshold_check
+    return settled_outcome(run.outcome, run.threshold_check, run.silent_causes, run.retries)
+
+
+def settled_outcome(
+    word: object,
+    check: Mapping[str, object] | None,
+    causes: Sequence[str],
+    retries: Sequence[Mapping[str, object]],
+) -> Outcome:
+    """`run_outcome` of a settled run with this outcome word, check, silent causes and
+    retries (what `stats` reads of a streamed run without making it)."""
     reason = check.get("reason") if check is not None else None
-    word = run.outcome
-    retries = run.retries
     last = retries[-1].get("reason") if retries and isinstance(retries[-1], Mapping) else None
     if (
         type(word) is str
@@ -143,22 +151,20 @@ def run_outcome(run: EvaluationRun) -> Outcome:
         and (reason is None or type(reason) is str)
         and (last is None or type(last) is str)
     ):
-        causes = run.silent_causes
         key = (word, reason, bool(causes) and causes[0] == DUMP_NOT_LOADED, last)
         found = _RUN_OUTCOMES.get(key)
         if found is None:
-            found = _run_outcome(run)
+            found = _run_outcome(word, reason, causes, retries)
             if len(_RUN_OUTCOMES) < 1024:
                 _RUN_OUTCOMES[key] = found
         return found
-    return _run_outcome(run)
+    return _run_outcome(word, reason, causes, retries)
 
 
-def _run_outcome(run: EvaluationRun) -> Outcome:
-    """`run_outcome`, worked out."""
-    check = run.threshold_check
-    reason = check.get("reason") if check is not None else None
-    word = run.outcome
+def _run_outcome(
+    word: object, reason: object, causes: Sequence[str], retries: Sequence[Mapping[str, object]]
+) -> Outcome:
+    """`settled_outcome`, worked out (`reason`: the check's)."""
     if not (isinstance(word, str) and word):
         # what classify_outcome does for a debug artifact without an outcome word
         if isinstance(reason, str) and reason:
@@ -166,5 +172,5 @@ def _run_outcome(run: EvaluationRun) -> Outcome:
                 return Outcome("failed", "failed: reached threshold, no dump", None, reason)
             return Outcome("not compressed", f"no: {reason}", None, reason)
         return Outcome("not compressed", "no context")
-    recorded = {"silent_causes": run.silent_causes, "retries": [dict(r) for r in run.retries]}
+    recorded = {"silent_causes": causes, "retries": [dict(r) for r in retries]}
     return _from_recorded_word(word, reason, recorded)

@@ -14,7 +14,8 @@ from typing import Any
 
 from inspector.core.artifact import Artifact
 from inspector.core.checks import SEVERITY_RANK, Finding
-from inspector.core.outcome import Outcome, classify_outcome
+from inspector.core.outcome import Outcome, classify_outcome, settled_outcome
+from inspector.core.timeline import alone_outcome
 
 #: Upper bounds (exclusive, last inclusive) of the reduction-ratio buckets.
 RATIO_BUCKETS: tuple[tuple[str, float, float], ...] = (
@@ -178,6 +179,17 @@ class DebugRunTally:
         self.reasons: Counter[str] = Counter()
         self.retries_by_type: dict[str, Counter[str]] = {}
 
+    def add_alone(
+        self,
+        processor: str | None,
+        check: Mapping[str, Any] | None,
+        retries: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """Count the run of a log given alone with this check and these retries, as `add`
+        counts its settled run (`timeline.alone_run`), without making the run."""
+        word, causes = alone_outcome(check, retries)
+        self.add(processor, settled_outcome(word, check, causes, retries), retries)
+
     def add(
         self, processor: str | None, outcome: Outcome, retries: Iterable[Mapping[str, Any]]
     ) -> None:
@@ -189,11 +201,12 @@ class DebugRunTally:
             held = self.by_processor[name] = Counter()
         held[outcome.recorded or "unknown"] += 1
         for retry in retries:
-            if isinstance(retry, Mapping):
+            if type(retry) is dict or isinstance(retry, Mapping):
                 kind = str(retry.get("error_type") or "unknown")
-                self.retries_by_type.setdefault(kind, Counter())[
-                    str(retry.get("reason") or "unknown")
-                ] += 1
+                by_reason = self.retries_by_type.get(kind)
+                if by_reason is None:
+                    by_reason = self.retries_by_type[kind] = Counter()
+                by_reason[str(retry.get("reason") or "unknown")] += 1
         _count_reason(outcome, self.reasons)
 
     def stats(self, errors: int = 0) -> dict[str, Any]:

@@ -555,11 +555,19 @@ def alone_run(
 ) -> EvaluationRun:
     """`settle_alone` of the run of these records, made as one object."""
     check, span, retries, other = records
-    outcome = _outcome_of(check, retries, None)
-    causes = _causes(retries, False) if outcome == "silent_end" else ()
+    outcome, causes = alone_outcome(check, retries)
     return EvaluationRun(
         key, index, source, line, check, span, retries, other, None, outcome, causes
     )
+
+
+def alone_outcome(
+    check: Mapping[str, Any] | None, retries: Sequence[Mapping[str, Any]]
+) -> tuple[Outcome, tuple[str, ...]]:
+    """The outcome and silent causes `settle_alone` gives the run of this check and these
+    retries (`alone_run`'s; `stats` over a streamed log reads them without making the run)."""
+    outcome = _outcome_of(check, retries, None)
+    return outcome, (_causes(retries, False) if outcome == "silent_end" else ())
 
 
 def _outcome(run: EvaluationRun, dump_id: str | None) -> Outcome:

@@ -32,6 +32,8 @@ _COMMON_KEYS = frozenset({"timestamp", "processor", "session_id", "context_id", 
 
 def looks_like_debug_record(document: Any) -> bool:
     """An object with a string `event` (a line of a context_debug JSONL)."""
+    if type(document) is dict:  # a parsed line: no ABC check
+        return type(document.get("event")) is str or isinstance(document.get("event"), str)
     return isinstance(document, Mapping) and isinstance(document.get("event"), str)
 
 
@@ -139,59 +141,89 @@ def plainly_valid(record: Any) -> bool:
 
     What the types alone decide is remembered per shape (event, keys and value types, in
     order: a log repeats a few shapes), leaving only the values a type does not settle
-    (numbers' ranges, span entries) to check; the verdict is `_all_hold`'s."""
+    (numbers' ranges, span entries, themselves remembered per shape) to check; the
+    verdict is `_all_hold`'s."""
     if type(record) is not dict:
         return False
     event = record.get("event")
     if type(event) is not str or event in _OWN_MODEL:
         return False
-    shape = (event, tuple(record), tuple(map(type, record.values())))
+    # one flat tuple: the event, the keys, then their values' types (as many as keys)
+    shape = (event, *record, *map(type, record.values()))
     left = _SHAPES.get(shape, _UNSEEN)
     if left is _UNSEEN:
-        left = _left_to_check(shape)
+        left = _left_to_check(_SPECS.get(event, COMMON_KEYS), record)
         if len(_SHAPES) < _MAX_SHAPES:
             _SHAPES[shape] = left
-    if left is None:
-        return False
-    for key, want in left:  # noqa: SIM110 - a loop: faster than all() here
-        if not _holds(want, record[key]):
-            return False
-    return True
+    return left is not None and _values_hold(record, left)
 
 
-#: What each shape leaves to check (None: its types already fail), at most `_MAX_SHAPES`.
-_SHAPES: dict[tuple[str, tuple[str, ...], tuple[type, ...]], Any] = {}
+#: The keys of a shape whose values are still to check, by what they must be: counts,
+#: integers, finite floats, span lists (`_holds`' rules, split by the value's type).
+_Left = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: What each shape leaves to check (None: its types already fail), at most `_MAX_SHAPES`;
+#: the same for the entries of span lists.
+_SHAPES: dict[tuple[Any, ...], _Left | None] = {}
+_ENTRY_SHAPES: dict[tuple[Any, ...], _Left | None] = {}
 _MAX_SHAPES = 4096
-_UNSEEN = object()
-#: For each kind a known key wants: the value types that hold whatever the value, and the
-#: types whose values must still be checked (`_holds`).
+_UNSEEN: Any = object()
+#: For each kind a known key wants: the value types that hold whatever the value.
 _SURE: dict[str, tuple[type, ...]] = {TEXT: (str,), BOOL: (bool,)}
-_VALUE_CHECKED: dict[str, tuple[type, ...]] = {
-    COUNT: (int,),
-    INT: (int,),
-    NUMBER: (int, float),
-    SPANS: (list,),
+#: For each kind and value type whose values must still be checked: which list of `_Left`.
+_BUCKET: dict[tuple[str, type], int] = {
+    (COUNT, int): 0,
+    (INT, int): 1,
+    (NUMBER, int): 1,
+    (NUMBER, float): 2,
+    (SPANS, list): 3,
 }
 
 
-def _left_to_check(
-    shape: tuple[str, tuple[str, ...], tuple[type, ...]],
-) -> tuple[tuple[str, str], ...] | None:
-    """The (key, kind) pairs of a shape whose values `_holds` must still see; None when a
-    known key's type alone fails (what `_all_hold` says of any record of that shape)."""
-    event, keys, types = shape
-    spec = _SPECS.get(event, COMMON_KEYS)
-    left: list[tuple[str, str]] = []
-    for key, kind in zip(keys, types, strict=True):
+def _values_hold(record: dict[str, Any], left: _Left) -> bool:
+    """`_holds` of the values a shape leaves to check (`_left_to_check`)."""
+    counts, ints, floats, spans = left
+    for key in counts:
+        value = record[key]
+        if value < 0 or value > _INT_MAX:
+            return False
+    for key in ints:
+        value = record[key]
+        if value < -_INT_MAX or value > _INT_MAX:
+            return False
+    for key in floats:
+        if not math.isfinite(record[key]):
+            return False
+    for key in spans:
+        for entry in record[key]:
+            if type(entry) is not dict:
+                return False
+            shape = (*entry, *map(type, entry.values()))
+            held = _ENTRY_SHAPES.get(shape, _UNSEEN)
+            if held is _UNSEEN:
+                held = _left_to_check(SPAN_ENTRY_KEYS, entry)
+                if len(_ENTRY_SHAPES) < _MAX_SHAPES:
+                    _ENTRY_SHAPES[shape] = held
+            if held is None or not _values_hold(entry, held):
+                return False
+    return True
+
+
+def _left_to_check(spec: dict[str, str], record: dict[str, Any]) -> _Left | None:
+    """The keys of the record's shape whose values `_values_hold` must still see, by
+    bucket; None when a known key's type alone fails (what `_all_hold` says of any record
+    of that shape)."""
+    left: tuple[list[str], ...] = ([], [], [], [])
+    for key, value in record.items():
         want = spec.get(key)
-        if want is None or kind is type(None):
+        kind = type(value)
+        if want is None or kind is type(None) or kind in _SURE.get(want, ()):
             continue
-        if kind in _SURE.get(want, ()):
-            continue
-        if kind not in _VALUE_CHECKED.get(want, ()):
+        bucket = _BUCKET.get((want, kind))
+        if bucket is None:
             return None
-        left.append((key, want))
-    return tuple(left)
+        left[bucket].append(key)
+    counts, ints, floats, spans = left
+    return tuple(counts), tuple(ints), tuple(floats), tuple(spans)
 
 
 def run_id(run: EvaluationRun) -> str:

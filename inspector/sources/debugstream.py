@@ -17,9 +17,9 @@ use this path. Must not import Textual or Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
@@ -39,6 +39,8 @@ from inspector.sources.jsonio import (
     summarize_problems,
 )
 from inspector.sources.llm_request import LLM_REQUEST_FILE, is_llm_request
+
+T = TypeVar("T")
 
 #: Suffixes of the files that may be streamed (JSON Lines).
 _SUFFIXES = (".jsonl", ".ndjson")
@@ -96,29 +98,39 @@ def _lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
         yield raw
 
 
-class _RunBuilder:
-    """The open runs of a log, one per key; closed runs come out settled (outcome set)."""
+#: What a closed run is made into (see `_RunBuilder`): its key and builder state.
+_Close = Callable[[RunKey, list[Any]], T]
 
-    def __init__(self, source: str) -> None:
-        self.source = source
+
+class _RunBuilder(Generic[T]):
+    """The open runs of a log, one per key; a run closes when the next `threshold_check`
+    of its key comes (or the file ends) and is handed to `close` (the settled run, or a
+    count of it)."""
+
+    def __init__(self, close: _Close[T]) -> None:
+        self.close = close
         #: Each open run: [index, first line, check, span_built, retries, other events].
         self.open: dict[RunKey, list[Any]] = {}
         self.counts: dict[RunKey, int] = {}
 
-    def add(self, raw: dict[str, Any], line: int) -> EvaluationRun | None:
-        """Take one checked record (line `line`); the run it closes, if any.
-        Its key and event are read as `DebugRecord` reads them."""
+    def add(self, raw: dict[str, Any], line: int) -> T | None:
+        """Take one checked record (line `line`); what `close` made of the run it closes,
+        if any. Its key and event are read as `DebugRecord` reads them."""
+        processor = raw.get("processor")
+        session = raw.get("session_id")
+        context = raw.get("context_id")
+        # `_text` inline: a parsed value is a str exactly when its type is
         key = (
-            _text(raw.get("processor")),
-            _text(raw.get("session_id")),
-            _text(raw.get("context_id")),
+            processor if type(processor) is str else None,
+            session if type(session) is str else None,
+            context if type(context) is str else None,
         )
         event = raw.get("event")
         state = self.open.get(key)
         closed = None
         if event == "threshold_check" or state is None:
             if state is not None:
-                closed = self._run(key, state)
+                closed = self.close(key, state)
             index = self.counts[key] = self.counts.get(key, 0) + 1
             state = self.open[key] = [index, line, None, None, [], []]
         if event == "threshold_check":
@@ -131,16 +143,23 @@ class _RunBuilder:
             state[5].append(raw)
         return closed
 
-    def close_all(self) -> Iterator[EvaluationRun]:
-        """The runs still open at the end of the file, in the order they started."""
+    def close_all(self) -> Iterator[T]:
+        """What `close` makes of the runs still open at the end of the file, in the order
+        they started."""
         for key, state in sorted(self.open.items(), key=lambda item: item[1][1] or 0):
-            yield self._run(key, state)
+            yield self.close(key, state)
         self.open.clear()
 
-    def _run(self, key: RunKey, state: list[Any]) -> EvaluationRun:
+
+def _settled_run(source: str) -> _Close[EvaluationRun]:
+    """A closed run made the settled run of a log given alone."""
+
+    def close(key: RunKey, state: list[Any]) -> EvaluationRun:
         index, line, check, span, retries, other = state
         # a log given alone: `link_runs` with no dumps (`settle_alone`), made at once
-        return alone_run(key, index, self.source, line, (check, span, tuple(retries), tuple(other)))
+        return alone_run(key, index, source, line, (check, span, tuple(retries), tuple(other)))
+
+    return close
 
 
 def run_artifact(run: EvaluationRun) -> Artifact:
@@ -162,7 +181,8 @@ def _record(raw: bytes) -> dict[str, Any]:
         raise ValueError("depth")
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
-    if is_llm_request(document):
+    # `is_llm_request` wants the event `pre_call`: no other record need be asked
+    if document.get("event") == "pre_call" and is_llm_request(document):
         raise ValueError("an llm_request record inside a debug log")
     check_debug_record(document)
     return document  # type: ignore[no-any-return]
@@ -181,8 +201,32 @@ def stream_debug_runs(
     path: Path, max_line_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[EvaluationRun | LoadError]:
     """`stream_debug_log` without the artifacts: each settled run, then the LoadError."""
+    return _stream(path, _settled_run(str(path)), max_line_bytes)
+
+
+#: What `tally_debug_runs` hands on of each run: its processor, check and retries.
+RunCount = Callable[[str | None, Mapping[str, Any] | None, Sequence[Mapping[str, Any]]], None]
+
+
+def tally_debug_runs(
+    path: Path, count: RunCount, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[LoadError]:
+    """`stream_debug_runs` for a reader of counts (`stats`): each run's processor, check
+    and retries handed to `count` (`core.stats.DebugRunTally.add_alone`, which settles
+    them as `alone_run` does) instead of made a run; yields only the LoadError."""
+
+    def close(key: RunKey, state: list[Any]) -> None:
+        count(key[0], state[2], state[4])
+
+    for item in _stream(path, close, max_line_bytes):
+        if item is not None:
+            yield item
+
+
+def _stream(path: Path, close: _Close[T], max_line_bytes: int) -> Iterator[T | LoadError]:
+    """What `close` makes of each run of a log as it completes, then the LoadError."""
     source = str(path)
-    builder = _RunBuilder(source)
+    builder = _RunBuilder(close)
     bad: list[ReadProblem] = []
     try:
         with path.open("rb") as handle:
@@ -190,7 +234,7 @@ def stream_debug_runs(
                 if raw is None:
                     bad.append(ReadProblem("record is over the line limit", f"line {number}"))
                     continue
-                if not raw.strip():
+                if raw.isspace():  # `not raw.strip()`: a line is never empty
                     continue
                 try:
                     record = _record(raw)
