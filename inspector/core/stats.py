@@ -178,6 +178,8 @@ class DebugRunTally:
         self.by_processor: dict[str, Counter[str]] = {}
         self.reasons: Counter[str] = Counter()
         self.retries_by_type: dict[str, Counter[str]] = {}
+        #: The outcome of a run without retries, by its check's reason (`add_alone`).
+        self._alone: dict[str | None, Outcome] = {}
 
     def add_alone(
         self,
@@ -186,7 +188,20 @@ class DebugRunTally:
         retries: Sequence[Mapping[str, Any]],
     ) -> None:
         """Count the run of a log given alone with this check and these retries, as `add`
-        counts its settled run (`timeline.alone_run`), without making the run."""
+        counts its settled run (`timeline.alone_run`), without making the run.
+
+        Without retries, the outcome depends on the check's reason alone (all
+        `alone_outcome` and `settled_outcome` read of a check): it is worked out once per
+        reason (most runs of a log)."""
+        if not retries:
+            reason = check.get("reason") if check is not None else None
+            if reason is None or type(reason) is str:
+                outcome = self._alone.get(reason)
+                if outcome is None:
+                    word, causes = alone_outcome(check, retries)
+                    outcome = self._alone[reason] = settled_outcome(word, check, causes, retries)
+                self.add(processor, outcome, retries)
+                return
         word, causes = alone_outcome(check, retries)
         self.add(processor, settled_outcome(word, check, causes, retries), retries)
 
