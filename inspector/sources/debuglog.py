@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from math import isfinite
 from typing import Any
 
 from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
@@ -155,12 +156,23 @@ def plainly_valid(record: Any) -> bool:
         left = _left_to_check(_SPECS.get(event, COMMON_KEYS), record)
         if len(_SHAPES) < _MAX_SHAPES:
             _SHAPES[shape] = left
-    return left is not None and _values_hold(record, left)
+    if left is None:
+        return False
+    ints, floats, spans = left
+    for key, low in ints:
+        value = record[key]
+        if value < low or value > _INT_MAX:
+            return False
+    for key in floats:
+        if not isfinite(record[key]):
+            return False
+    return not spans or _entries_hold(record, spans)
 
 
-#: The keys of a shape whose values are still to check, by what they must be: counts,
-#: integers, finite floats, span lists (`_holds`' rules, split by the value's type).
-_Left = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: The keys of a shape whose values are still to check, by what they must be: integers
+#: (with their lower bound: 0 for a count), finite floats, span lists (`_holds`' rules,
+#: split by the value's type).
+_Left = tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...]]
 #: What each shape leaves to check (None: its types already fail), at most `_MAX_SHAPES`;
 #: the same for the entries of span lists.
 _SHAPES: dict[tuple[Any, ...], _Left | None] = {}
@@ -169,61 +181,63 @@ _MAX_SHAPES = 4096
 _UNSEEN: Any = object()
 #: For each kind a known key wants: the value types that hold whatever the value.
 _SURE: dict[str, tuple[type, ...]] = {TEXT: (str,), BOOL: (bool,)}
-#: For each kind and value type whose values must still be checked: which list of `_Left`.
-_BUCKET: dict[tuple[str, type], int] = {
+#: The kinds and value types whose values must still be checked: integers by their lower
+#: bound, then floats and span lists.
+_LOW: dict[tuple[str, type], int] = {
     (COUNT, int): 0,
-    (INT, int): 1,
-    (NUMBER, int): 1,
-    (NUMBER, float): 2,
-    (SPANS, list): 3,
+    (INT, int): -_INT_MAX,
+    (NUMBER, int): -_INT_MAX,
 }
+_FLOAT, _SPANS = (NUMBER, float), (SPANS, list)
 
 
-def _values_hold(record: dict[str, Any], left: _Left) -> bool:
-    """`_holds` of the values a shape leaves to check (`_left_to_check`)."""
-    counts, ints, floats, spans = left
-    for key in counts:
-        value = record[key]
-        if value < 0 or value > _INT_MAX:
-            return False
-    for key in ints:
-        value = record[key]
-        if value < -_INT_MAX or value > _INT_MAX:
-            return False
-    for key in floats:
-        if not math.isfinite(record[key]):
-            return False
+def _entries_hold(record: dict[str, Any], spans: tuple[str, ...]) -> bool:
+    """`_holds` of the span lists of a record: every entry a dict whose known keys hold
+    what `SPAN_ENTRY_KEYS` wants (entries' shapes remembered as records' are)."""
     for key in spans:
         for entry in record[key]:
             if type(entry) is not dict:
                 return False
             shape = (*entry, *map(type, entry.values()))
-            held = _ENTRY_SHAPES.get(shape, _UNSEEN)
-            if held is _UNSEEN:
-                held = _left_to_check(SPAN_ENTRY_KEYS, entry)
+            left = _ENTRY_SHAPES.get(shape, _UNSEEN)
+            if left is _UNSEEN:
+                left = _left_to_check(SPAN_ENTRY_KEYS, entry)
                 if len(_ENTRY_SHAPES) < _MAX_SHAPES:
-                    _ENTRY_SHAPES[shape] = held
-            if held is None or not _values_hold(entry, held):
+                    _ENTRY_SHAPES[shape] = left
+            if left is None or left[2]:  # spans inside entries: the model decides
                 return False
+            for name, low in left[0]:
+                value = entry[name]
+                if value < low or value > _INT_MAX:
+                    return False
+            for name in left[1]:
+                if not isfinite(entry[name]):
+                    return False
     return True
 
 
 def _left_to_check(spec: dict[str, str], record: dict[str, Any]) -> _Left | None:
-    """The keys of the record's shape whose values `_values_hold` must still see, by
-    bucket; None when a known key's type alone fails (what `_all_hold` says of any record
-    of that shape)."""
-    left: tuple[list[str], ...] = ([], [], [], [])
+    """The keys of the record's shape whose values must still be checked, by what they
+    must be; None when a known key's type alone fails (what `_all_hold` says of any
+    record of that shape)."""
+    ints: list[tuple[str, int]] = []
+    floats: list[str] = []
+    spans: list[str] = []
     for key, value in record.items():
         want = spec.get(key)
         kind = type(value)
         if want is None or kind is type(None) or kind in _SURE.get(want, ()):
             continue
-        bucket = _BUCKET.get((want, kind))
-        if bucket is None:
+        low = _LOW.get((want, kind))
+        if low is not None:
+            ints.append((key, low))
+        elif (want, kind) == _FLOAT:
+            floats.append(key)
+        elif (want, kind) == _SPANS:
+            spans.append(key)
+        else:
             return None
-        left[bucket].append(key)
-    counts, ints, floats, spans = left
-    return tuple(counts), tuple(ints), tuple(floats), tuple(spans)
+    return tuple(ints), tuple(floats), tuple(spans)
 
 
 def run_id(run: EvaluationRun) -> str:
