@@ -331,16 +331,7 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
                 if current is not None:
                     runs.append(_make_run(key, current))
                 index += 1
-                current = {
-                    "index": index,
-                    "source": record.source,
-                    "line": record.line,
-                    "check": None,
-                    "span": None,
-                    "retries": [],
-                    "other": [],
-                    "duplicates": 0,
-                }
+                current = _run_state(index, record)
             if event == "threshold_check":
                 current["check"] = raw
             elif event == "span_built" and current["span"] is None:
@@ -352,6 +343,12 @@ def group_runs(records: Iterable[DebugRecord]) -> list[EvaluationRun]:
         if current is not None:
             runs.append(_make_run(key, current))
     return runs
+
+
+def _run_state(index: int, record: DebugRecord) -> dict[str, Any]:
+    """A new run's state in `group_runs`, from its first record."""
+    where = {"index": index, "source": record.source, "line": record.line}
+    return {**where, "check": None, "span": None, "retries": [], "other": [], "duplicates": 0}
 
 
 def _make_run(key: RunKey, state: dict[str, Any]) -> EvaluationRun:
@@ -548,24 +545,19 @@ RunRecords = tuple[
     tuple[Mapping[str, Any], ...],
     tuple[Mapping[str, Any], ...],
 ]
+_Raw = Mapping[str, Any]
 
 
 def alone_run(
     key: RunKey, index: int, source: str, line: int | None, records: RunRecords
 ) -> EvaluationRun:
     """`settle_alone` of the run of these records, made as one object."""
-    check, span, retries, other = records
-    outcome, causes = alone_outcome(check, retries)
-    return EvaluationRun(
-        key, index, source, line, check, span, retries, other, None, outcome, causes
-    )
+    outcome, causes = alone_outcome(records[0], records[2])
+    return EvaluationRun(key, index, source, line, *records, None, outcome, causes)
 
 
-def alone_outcome(
-    check: Mapping[str, Any] | None, retries: Sequence[Mapping[str, Any]]
-) -> tuple[Outcome, tuple[str, ...]]:
-    """The outcome and silent causes `settle_alone` gives the run of this check and these
-    retries (`alone_run`'s; `stats` over a streamed log reads them without making the run)."""
+def alone_outcome(check: _Raw | None, retries: Sequence[_Raw]) -> tuple[Outcome, tuple[str, ...]]:
+    """`alone_run`'s outcome and silent causes for this check and these retries (`stats`)."""
     outcome = _outcome_of(check, retries, None)
     return outcome, (_causes(retries, False) if outcome == "silent_end" else ())
 
