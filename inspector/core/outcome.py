@@ -144,7 +144,8 @@ def settled_outcome(
     """`run_outcome` of a settled run with this outcome word, check, silent causes and
     retries (what `stats` reads of a streamed run without making it)."""
     reason = check.get("reason") if check is not None else None
-    last = retries[-1].get("reason") if retries and isinstance(retries[-1], Mapping) else None
+    final = retries[-1] if retries else None
+    last = final.get("reason") if type(final) is dict or isinstance(final, Mapping) else None
     if (
         type(word) is str
         and word
