@@ -12,7 +12,9 @@ order they complete (the loader groups them by key), the error line for unreadab
 records comes after the runs (one `LoadError`, as the loader words it), a run's timeline is
 the run itself, and records are taken in file order (openJiuwen appends them as they
 happen; the loader sorts each key's records by time). `streamable` says when a command may
-use this path. Must not import Textual or Rich.
+use this path. A reader of counts alone (`stats`) takes `tally_debug_runs`: the same
+records, checks and runs, each closed run's check and retries handed to a counter instead
+of made a run. Must not import Textual or Rich.
 """
 
 from __future__ import annotations
