@@ -3,7 +3,12 @@
 One file is either one JSON document (a dump, a snapshot, a message list) or JSON Lines
 (a debug log, a snapshot corpus, a message stream). Problems become `ReadProblem`s that
 say where (a line, or a line/column with its byte offset); nothing here raises on bad
-input and nothing is written anywhere. Only regular files are opened (`sources.files`). Must not import Textual or Rich.
+input and nothing is written anywhere. Only regular files are opened (`sources.files`).
+
+`loads_strict` parses with `pydantic_core.from_json` (Rust, ~2-4x faster than the stdlib
+decoder) whenever its answer is certainly the stdlib decoder's, and with the stdlib decoder
+otherwise, so values and errors stay exactly those of `json` (see `_fast_value`). Must not
+import Textual or Rich.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import from_json
 
 from inspector.sources.files import file_problem, open_regular, os_problem, read_regular
 
@@ -91,12 +99,123 @@ def _finite_float(literal: str) -> float:
 
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
+#: `bytes.translate` table of the fast path's guard: digits become "0", "e" and "E" become
+#: "e", "[" and "{" become "[", every other byte a space ("+" is deleted): a number that
+#: may overflow to infinity then shows as "e000" (an exponent of 3 or more digits) or as a
+#: run of `_LONG_DIGITS` zeros, and the brackets count with one `count`.
+_GUARD_TABLE = bytes(
+    ord("0")
+    if chr(b).isdigit() and b < 128
+    else ord("e")
+    if b in b"eE"
+    else ord("[")
+    if b in b"[{"
+    else ord(" ")
+    for b in range(256)
+)
+#: An exponent of three digits or more (1e308, 1E+400, 1e0400): any overflow via the exponent.
+_BIG_EXPONENT = b"e000"
+#: A digit run this long: a mantissa that may overflow with an exponent under 100
+#: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640).
+_LONG_DIGITS = 210
+_DIGIT_RUN = b"0" * _LONG_DIGITS
+#: `from_json` refuses nesting past this many levels (the stdlib decoder then answers).
+_FAST_MAX_DEPTH = 200
+#: At most this many containers are parsed without checking the stack's room (see `_fast_value`).
+_UNPROBED_BRACKETS = 16
+#: Frames kept free beyond a value's nesting: the stdlib decoder's own frames and C levels.
+_FRAME_MARGIN = 32
+#: Texts at least this long are guarded piece by piece (no second copy of the whole text).
+_GUARD_CHUNK = 1 << 20
+#: A `_fast_value` answer for "parse this with the stdlib decoder".
+_SLOW: Any = object()
+
+
+def _stack_has_room(levels: int) -> bool:
+    """True when the stdlib decoder could nest `levels` containers deep from here without a
+    RecursionError (it counts each level against the recursion limit)."""
+    deepest = sys.getrecursionlimit() - levels - _FRAME_MARGIN
+    if deepest <= 0:
+        return False
+    try:
+        sys._getframe(deepest)
+    except ValueError:  # the stack is shallower than that: room enough
+        return True
+    return False
+
+
+def _guard_ok(data: bytes) -> int | None:
+    """The number of "[" and "{" in `data`, or None when a number in it may overflow to
+    infinity or be a digit run too long (the stdlib decoder must decide)."""
+    marks = data.translate(_GUARD_TABLE, b"+")
+    if _BIG_EXPONENT in marks:
+        return None
+    if marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks:
+        return None
+    return marks.count(b"[")
+
+
+def _guard_text(text: str) -> tuple[bytes | None, int | None]:
+    """`text` as UTF-8 (None for a big text, guarded piece by piece) and `_guard_ok`'s
+    answer; (None, None) when the text has lone surrogates (not UTF-8: stdlib only)."""
+    try:
+        if len(text) < _GUARD_CHUNK:
+            data = text.encode("utf-8")
+            return data, _guard_ok(data)
+        step, overlap = _GUARD_CHUNK, _LONG_DIGITS + 8
+        for start in range(0, len(text), step):
+            if _guard_ok(text[start : start + step + overlap].encode("utf-8")) is None:
+                return None, None
+    except UnicodeEncodeError:
+        return None, None
+    return None, text.count("[") + text.count("{")
+
+
+def _fast_value(data: bytes | str, brackets: int | None) -> Any:
+    """What `from_json` makes of `data` when that is certainly what the stdlib decoder
+    gives; `_SLOW` when the stdlib decoder must parse it (its value or its error).
+
+    `from_json` refuses everything the stdlib decoder refuses (malformed text, NaN and
+    Infinity with `allow_inf_nan=False`, a BOM, other whitespace, raw control characters,
+    invalid UTF-8, nesting past 200) except numbers overflowing to infinity, which it
+    returns as inf: `_guard_ok` (`brackets` None) sends every text with an exponent of 3+
+    digits or a 210-digit run to the stdlib decoder, which also covers integers past
+    Python's digit limit. It refuses lone surrogates (`\\ud800`) that the stdlib decoder
+    accepts, and the stdlib decoder refuses nesting it could parse when the stack has no
+    room for it: a text of more than `_UNPROBED_BRACKETS` containers is parsed fast only
+    with that room. Duplicate keys (the last value, at the first key's place), -0, -0.0 and
+    the rounding of long literals are the same (tests/test_jsonio_fast*.py). Any exception
+    of `from_json` means "ask the stdlib decoder", so every error keeps its words.
+    """
+    if brackets is None:
+        return _SLOW
+    if brackets > _UNPROBED_BRACKETS and not _stack_has_room(min(brackets, _FAST_MAX_DEPTH)):
+        return _SLOW
+    try:
+        return from_json(data, allow_inf_nan=False)
+    except Exception:  # noqa: BLE001 - any refusal: the stdlib decoder says why, in its words
+        return _SLOW
+
 
 def loads_strict(text: str) -> Any:
     """json.loads that refuses NaN, Infinity and numbers overflowing to infinity."""
     if text.startswith("\ufeff"):  # what json.loads says (one decoder made once is faster)
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _STRICT_DECODER.decode(text)
+    data, brackets = _guard_text(text)
+    value = _fast_value(text if data is None or text.isascii() else data, brackets)
+    if value is _SLOW:
+        return _STRICT_DECODER.decode(text)
+    return value
+
+
+def loads_strict_bytes(data: bytes) -> Any:
+    """`loads_strict(data.decode("utf-8"))`, the same value or exception
+    (UnicodeDecodeError included), without decoding when the fast path answers."""
+    if len(data) < _GUARD_CHUNK and not data.startswith(b"\xef\xbb\xbf"):
+        value = _fast_value(data, _guard_ok(data))
+        if value is not _SLOW:
+            return value
+    return loads_strict(data.decode("utf-8"))
 
 
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
