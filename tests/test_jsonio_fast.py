@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,10 +54,12 @@ def outcome(parse: Any, text: Any) -> tuple[Any, ...]:
 
 
 def assert_same(text: str) -> None:
-    """The fast `loads_strict` and the stdlib path agree on `text` (and on its bytes)."""
-    assert outcome(loads_strict, text) == outcome(reference, text)
-    raw = text.encode("utf-8", "surrogatepass")
-    assert_same_bytes(raw)
+    """The fast `loads_strict` and the stdlib path agree on `text` (and on its bytes), also
+    padded with 4 KB of whitespace (a long text: the same guard must hold)."""
+    padded = text + " " * 4096
+    for case in (text, padded):
+        assert outcome(loads_strict, case) == outcome(reference, case)
+        assert_same_bytes(case.encode("utf-8", "surrogatepass"))
 
 
 def assert_same_bytes(raw: bytes) -> None:
@@ -291,11 +295,12 @@ def _at_depth(frames: int, text: str) -> tuple[Any, ...]:
     return outcome(loads_strict, text), outcome(reference, text)
 
 
+@pytest.mark.parametrize("padding", [0, 5000])
 @pytest.mark.parametrize("nesting", [17, 60, 199])
-def test_nesting_near_the_recursion_limit(nesting: int) -> None:
+def test_nesting_near_the_recursion_limit(nesting: int, padding: int) -> None:
     """Deep in the stack the stdlib decoder refuses nesting it parses higher up; the fast
-    path must refuse it too (it would parse it)."""
-    text = "[" * nesting + "]" * nesting
+    path must refuse it too (it would parse it), short texts and long ones."""
+    text = "[" * nesting + '"' + "x" * padding + '"' + "]" * nesting
     room = sys.getrecursionlimit() - len(_stack()) - nesting
     for frames in (10, room - 40, room - 8, room - 2):
         if frames > 0:
@@ -331,3 +336,43 @@ def test_plain_records_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> No
     assert loads_strict_bytes(line.encode())["n"] == [1, 2.5e-3]
     assert loads_strict(json.dumps({"content": "中文 " * 50}))["content"].startswith("中文")
     assert calls == []
+
+
+@st.composite
+def _file_bytes(draw: st.DrawFn) -> bytes:
+    """A file's bytes: a near-JSON document or JSON Lines, maybe with a BOM or bad UTF-8."""
+    if draw(st.booleans()):
+        text = draw(_near_json())
+    else:
+        text = "\n".join(json.dumps(draw(_VALUES)) for _ in range(draw(st.integers(1, 4))))
+    raw = text.encode("utf-8", "surrogatepass")
+    if draw(st.booleans()):
+        raw = b"\xef\xbb\xbf" + raw
+    if draw(st.integers(0, 5)) == 0:
+        at = draw(st.integers(0, len(raw)))
+        raw = raw[:at] + draw(_BAD_UTF8 | st.just(b"\x00")) + raw[at:]
+    return raw
+
+
+def _read(path: Any) -> tuple[Any, ...]:
+    result = jsonio.read_json_file(path)
+    documents = tuple((where, canonical(value)) for where, value in result.documents)
+    return documents, result.problem, result.json_lines, tuple(result.bad_records)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_file_bytes())
+def test_read_json_file_reads_the_same_without_the_fast_path(raw: bytes) -> None:
+    """A whole file parsed from its bytes: the same documents and problems as with the
+    fast path off (the file decoded, then parsed by the stdlib decoder alone)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "f.json"
+        path.write_bytes(raw)
+        fast = _read(path)
+        original = jsonio._fast_value
+        jsonio._fast_value = lambda data: jsonio._SLOW  # type: ignore[assignment]
+        try:
+            slow = _read(path)
+        finally:
+            jsonio._fast_value = original  # type: ignore[assignment]
+    assert fast == slow

@@ -114,19 +114,17 @@ _GUARD_TABLE = bytes(
     for b in range(256)
 )
 #: An exponent of three digits or more (1e308, 1E+400, 1e0400): any overflow via the exponent.
-_BIG_EXPONENT = b"e000"
+_BIG_EXPONENT = b"0e000"
 #: A digit run this long: a mantissa that may overflow with an exponent under 100
 #: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640).
 _LONG_DIGITS = 210
 _DIGIT_RUN = b"0" * _LONG_DIGITS
-#: `from_json` refuses nesting past this many levels (the stdlib decoder then answers).
-_FAST_MAX_DEPTH = 200
+#: `from_json` refuses nesting past about this many levels (the stdlib decoder then answers).
+_FAST_MAX_DEPTH = 256
 #: At most this many containers are parsed without checking the stack's room (see `_fast_value`).
 _UNPROBED_BRACKETS = 16
 #: Frames kept free beyond a value's nesting: the stdlib decoder's own frames and C levels.
 _FRAME_MARGIN = 32
-#: Texts at least this long are guarded piece by piece (no second copy of the whole text).
-_GUARD_CHUNK = 1 << 20
 #: A `_fast_value` answer for "parse this with the stdlib decoder".
 _SLOW: Any = object()
 
@@ -155,42 +153,35 @@ def _guard_ok(data: bytes) -> int | None:
     return marks.count(b"[")
 
 
-def _guard_text(text: str) -> tuple[bytes | None, int | None]:
-    """`text` as UTF-8 (None for a big text, guarded piece by piece) and `_guard_ok`'s
-    answer; (None, None) when the text has lone surrogates (not UTF-8: stdlib only)."""
-    try:
-        if len(text) < _GUARD_CHUNK:
-            data = text.encode("utf-8")
-            return data, _guard_ok(data)
-        step, overlap = _GUARD_CHUNK, _LONG_DIGITS + 8
-        for start in range(0, len(text), step):
-            if _guard_ok(text[start : start + step + overlap].encode("utf-8")) is None:
-                return None, None
-    except UnicodeEncodeError:
-        return None, None
-    return None, text.count("[") + text.count("{")
-
-
-def _fast_value(data: bytes | str, brackets: int | None) -> Any:
-    """What `from_json` makes of `data` when that is certainly what the stdlib decoder
-    gives; `_SLOW` when the stdlib decoder must parse it (its value or its error).
+def _fast_value(data: bytes | str) -> Any:
+    """What `from_json` makes of `data` (no BOM) when that is certainly what the stdlib
+    decoder gives; `_SLOW` when the stdlib decoder must parse it (its value or its error).
 
     `from_json` refuses everything the stdlib decoder refuses (malformed text, NaN and
     Infinity with `allow_inf_nan=False`, a BOM, other whitespace, raw control characters,
-    invalid UTF-8, nesting past 200) except numbers overflowing to infinity, which it
-    returns as inf: `_guard_ok` (`brackets` None) sends every text with an exponent of 3+
-    digits or a 210-digit run to the stdlib decoder, which also covers integers past
-    Python's digit limit. It refuses lone surrogates (`\\ud800`) that the stdlib decoder
-    accepts, and the stdlib decoder refuses nesting it could parse when the stack has no
-    room for it: a text of more than `_UNPROBED_BRACKETS` containers is parsed fast only
-    with that room. Duplicate keys (the last value, at the first key's place), -0, -0.0 and
-    the rounding of long literals are the same (tests/test_jsonio_fast*.py). Any exception
-    of `from_json` means "ask the stdlib decoder", so every error keeps its words.
+    invalid UTF-8, integers over 4300 digits, nesting past ~200) except numbers overflowing
+    to infinity, which it returns as inf: a text with an exponent of 3+ digits or a
+    210-digit run goes to the stdlib decoder (`_guard_ok`, which also covers a lowered
+    integer digit limit). No walk of the value could stand in for that guard: a duplicate
+    key may overwrite the infinite value. It refuses lone surrogates (`\\ud800`) that the
+    stdlib decoder accepts, and the stdlib decoder refuses nesting it could parse when the
+    stack has no room for it: a text of more than `_UNPROBED_BRACKETS` containers is parsed
+    fast only with that room. Equal on purpose (tests/test_jsonio_fast.py): duplicate keys
+    (the last value, at the first key's place), -0, -0.0, the rounding of long literals.
+    Any exception of `from_json` means "ask the stdlib decoder", so every error keeps its
+    words.
     """
-    if brackets is None:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    levels = _guard_ok(raw)
+    if levels is None:
         return _SLOW
-    if brackets > _UNPROBED_BRACKETS and not _stack_has_room(min(brackets, _FAST_MAX_DEPTH)):
+    if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
         return _SLOW
+    return _from_json(raw if isinstance(data, str) and not data.isascii() else data)
+
+
+def _from_json(data: bytes | str) -> Any:
+    """`from_json(data)` refusing NaN and Infinity, `_SLOW` for any exception."""
     try:
         return from_json(data, allow_inf_nan=False)
     except Exception:  # noqa: BLE001 - any refusal: the stdlib decoder says why, in its words
@@ -201,8 +192,10 @@ def loads_strict(text: str) -> Any:
     """json.loads that refuses NaN, Infinity and numbers overflowing to infinity."""
     if text.startswith("\ufeff"):  # what json.loads says (one decoder made once is faster)
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    data, brackets = _guard_text(text)
-    value = _fast_value(text if data is None or text.isascii() else data, brackets)
+    try:
+        value = _fast_value(text)
+    except UnicodeEncodeError:  # lone surrogates in the text: only the stdlib reads them
+        value = _SLOW
     if value is _SLOW:
         return _STRICT_DECODER.decode(text)
     return value
@@ -211,8 +204,8 @@ def loads_strict(text: str) -> Any:
 def loads_strict_bytes(data: bytes) -> Any:
     """`loads_strict(data.decode("utf-8"))`, the same value or exception
     (UnicodeDecodeError included), without decoding when the fast path answers."""
-    if len(data) < _GUARD_CHUNK and not data.startswith(b"\xef\xbb\xbf"):
-        value = _fast_value(data, _guard_ok(data))
+    if not data.startswith(b"\xef\xbb\xbf"):
+        value = _fast_value(data)
         if value is not _SLOW:
             return value
     return loads_strict(data.decode("utf-8"))
@@ -416,11 +409,32 @@ def read_json_file(
         data = read_regular(path)
     except OSError as error:
         return ReadResult(problem=ReadProblem(os_problem(error)))
+    whole = _parse_document_bytes(data, check_nesting)
+    if whole is not None:
+        return whole
     text, problem = _decode(data)
     del data
     if problem is not None or text is None:
         return ReadResult(problem=problem)
     return parse_json_text(text, check_nesting)
+
+
+def _parse_document_bytes(data: bytes, check_nesting: NestingCheck) -> ReadResult | None:
+    """What decoding `data` and `parse_json_text` give when the fast path parses the bytes
+    as one document (it then also vouches that they are UTF-8); None otherwise."""
+    if data.find(b"\x00", 0, 8192) >= 0:
+        return None
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data  # as "utf-8-sig" reads it
+    value = _fast_value(body)
+    if value is _SLOW:
+        return None
+    if (
+        (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
+        and body.count(b"[") + body.count(b"{") > MAX_DEPTH
+        and _too_deep(value)
+    ):
+        return ReadResult(problem=_value_problem("depth", None))
+    return ReadResult(documents=[(None, value)])
 
 
 def _read_streaming(path: Path, check_nesting: NestingCheck = True) -> ReadResult | None:
