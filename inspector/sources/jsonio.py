@@ -125,6 +125,11 @@ _FAST_MAX_DEPTH = 256
 _UNPROBED_BRACKETS = 16
 #: Frames kept free beyond a value's nesting: the stdlib decoder's own frames and C levels.
 _FRAME_MARGIN = 32
+#: A text this long whose strings are long (fewer than one quote per `_BYTES_PER_QUOTE`
+#: bytes: one huge message) is left to the stdlib decoder, as fast there as from_json
+#: and without the guard's pass over its bytes (measured in bench/bench_json_parse.py).
+_BIG_TEXT = 1 << 20
+_BYTES_PER_QUOTE = 256
 #: A `_fast_value` answer for "parse this with the stdlib decoder".
 _SLOW: Any = object()
 
@@ -171,19 +176,21 @@ def _fast_value(data: bytes | str) -> Any:
     Any exception of `from_json` means "ask the stdlib decoder", so every error keeps its
     words.
     """
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if isinstance(data, str):
+        if len(data) >= _BIG_TEXT and data.count('"') * _BYTES_PER_QUOTE < len(data):
+            return _SLOW
+        raw = data.encode("utf-8")
+    else:
+        if len(data) >= _BIG_TEXT and data.count(b'"') * _BYTES_PER_QUOTE < len(data):
+            return _SLOW
+        raw = data
     levels = _guard_ok(raw)
     if levels is None:
         return _SLOW
     if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
         return _SLOW
-    return _from_json(raw if isinstance(data, str) and not data.isascii() else data)
-
-
-def _from_json(data: bytes | str) -> Any:
-    """`from_json(data)` refusing NaN and Infinity, `_SLOW` for any exception."""
     try:
-        return from_json(data, allow_inf_nan=False)
+        return from_json(raw, allow_inf_nan=False)
     except Exception:  # noqa: BLE001 - any refusal: the stdlib decoder says why, in its words
         return _SLOW
 
