@@ -101,8 +101,8 @@ _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=
 
 #: `bytes.translate` table of the fast path's guard: digits become "0", "e" and "E" become
 #: "e", "[" and "{" become "[", every other byte a space ("+" is deleted): a number that
-#: may overflow to infinity then shows as "e000" (an exponent of 3 or more digits) or as a
-#: run of `_LONG_DIGITS` zeros, and the brackets count with one `count`.
+#: may overflow to infinity then shows as "0e000" (a digit, then an exponent of 3 or more
+#: digits) or as a run of `_LONG_DIGITS` zeros, and the brackets count with one `count`.
 _GUARD_TABLE = bytes(
     ord("0")
     if chr(b).isdigit() and b < 128
@@ -113,7 +113,8 @@ _GUARD_TABLE = bytes(
     else ord(" ")
     for b in range(256)
 )
-#: An exponent of three digits or more (1e308, 1E+400, 1e0400): any overflow via the exponent.
+#: A digit and an exponent of 3+ digits (1e308, 1.5E+400, 1e0400): any overflow via the
+#: exponent (in JSON an exponent always follows a digit, so "E401" in a text is no match).
 _BIG_EXPONENT = b"0e000"
 #: A digit run this long: a mantissa that may overflow with an exponent under 100
 #: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640).
@@ -196,7 +197,8 @@ def _fast_value(data: bytes | str) -> Any:
 
 
 def loads_strict(text: str) -> Any:
-    """json.loads that refuses NaN, Infinity and numbers overflowing to infinity."""
+    """json.loads that refuses NaN, Infinity and numbers overflowing to infinity (parsed by
+    `pydantic_core.from_json` where that is certainly the same: `_fast_value`)."""
     if text.startswith("\ufeff"):  # what json.loads says (one decoder made once is faster)
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
