@@ -12,26 +12,19 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import UsageError, add_tuning_arguments
-from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
-from inspector.core.flip_check import Offered, SourceOutcome, holding_flips, source_outcome
-from inspector.core.pins import (
-    PinError,
-    PinRow,
-    apply_pins,
-    format_pins,
-    parse_pins,
-    pins_across_strategies,
-    recorded_pins,
-)
-from inspector.core.strategy.base import Prepared, Strategy
-from inspector.prefs import write_text_file
-from inspector.render.report_data import build_report
-from inspector.render.report_html import report_html
-from inspector.render.report_md import report_markdown
+from inspector.core.flip_check import Offered
+from inspector.core.pins import PinError, apply_pins, format_pins, parse_pins, recorded_pins
+
+if TYPE_CHECKING:
+    from inspector.cli.run_support import Evaluated, ReportRun
+    from inspector.core.artifact import Artifact
+    from inspector.core.flip_check import SourceOutcome
+    from inspector.core.pins import PinRow
+    from inspector.core.strategy.base import Prepared, Strategy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,9 +87,7 @@ def with_pins(
     chosen = recorded_pins(artifact.snapshot) if pins is None else pins
     strategy, settings = selection.strategy, selection.settings
     if not chosen:
-        found = _holding(
-            report, strategy, evaluated.prepared, settings, flips, source_outcome(artifact)
-        )
+        found = _holding(report, strategy, evaluated.prepared, settings, flips, artifact)
         return evaluated, found, chosen
     try:
         pinned = apply_pins(
@@ -117,7 +108,7 @@ def with_pins(
             file=sys.stderr,
         )
     evaluated = dataclasses.replace(evaluated, prepared=pinned.prepared, decision=pinned.decision)
-    found = _holding(report, strategy, pinned.prepared, settings, flips, source_outcome(artifact))
+    found = _holding(report, strategy, pinned.prepared, settings, flips, artifact)
     return evaluated, found, pinned.pinned
 
 
@@ -127,13 +118,16 @@ def _holding(
     prepared: Prepared,
     settings: Any,
     wanted: bool,
-    source: SourceOutcome,
+    artifact: Artifact,
 ) -> Offered:
     """The strategy's flips on `prepared` that hold (`core.flip_check`; none unless
-    `wanted`; `source`: what the source recorded, `core.flip_check.source_outcome`); another
-    strategy's flip is checked on the same context, prepared once."""
+    `wanted`; checked against what `artifact` recorded, `core.flip_check.source_outcome`);
+    another strategy's flip is checked on the same context, prepared once."""
     if not wanted:
         return Offered([], 0)
+    from inspector.core.flip_check import holding_flips, source_outcome
+
+    source: SourceOutcome = source_outcome(artifact)
     cache: dict[str, Prepared] = {strategy.key: prepared}
 
     def prepare(other: Strategy) -> Prepared:
@@ -157,15 +151,24 @@ def _report_of(
     counter = report.counters.get(mode) if isinstance(mode, str) else None
     rows: list[PinRow] = []
     if chosen and artifact.snapshot is not None:
+        from inspector.core.pins import pins_across_strategies
+
         choice = {k: v for k, v in report.overrides.items() if k not in ("processor", "family")}
         rows = pins_across_strategies(
             artifact.snapshot, report.counters, chosen, choice, artifact, report.counting_note
         )
+    from inspector.render.report_data import build_report
+
     return build_report(artifact, decision, flips.flips, counter, chosen, rows, flips.dropped)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the reports and print or write them; exit 1 if any input was unreadable."""
+    from inspector.cli.run_support import ReportRun
+    from inspector.prefs import write_text_file
+    from inspector.render.report_html import report_html
+    from inspector.render.report_md import report_markdown
+
     out = Path(args.out).expanduser() if args.out else None
     report = ReportRun(args)
     if out is not None:
