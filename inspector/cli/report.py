@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import UsageError, add_tuning_arguments
 from inspector.core.errors import ConfigError
-from inspector.core.flip_check import Offered
-from inspector.core.pins import PinError, apply_pins, format_pins, parse_pins, recorded_pins
 
 if TYPE_CHECKING:
     from inspector.cli.run_support import Evaluated, ReportRun
     from inspector.core.artifact import Artifact
-    from inspector.core.flip_check import SourceOutcome
+    from inspector.core.flip_check import Offered, SourceOutcome
     from inspector.core.pins import PinRow
     from inspector.core.strategy.base import Prepared, Strategy
 
@@ -69,6 +67,8 @@ def pins_of(args: argparse.Namespace) -> frozenset[int] | None:
     text = getattr(args, "pin", None)
     if text is None:
         return None
+    from inspector.core.pins import PinError, parse_pins
+
     try:
         return parse_pins(text)
     except PinError as error:
@@ -81,6 +81,9 @@ def with_pins(
     """The evaluation with the pins applied (given, else the snapshot's own), its flips (when
     `flips`: only those that hold, benefit check included, as the TUI offers them) and the
     pins in effect."""
+    from inspector.core.flip_check import Offered
+    from inspector.core.pins import apply_pins, format_pins, recorded_pins
+
     artifact, selection = evaluated.artifact, evaluated.selection
     if selection is None or evaluated.prepared is None or artifact.snapshot is None:
         return evaluated, Offered([], 0), frozenset()
@@ -123,9 +126,10 @@ def _holding(
     """The strategy's flips on `prepared` that hold (`core.flip_check`; none unless
     `wanted`; checked against what `artifact` recorded, `core.flip_check.source_outcome`);
     another strategy's flip is checked on the same context, prepared once."""
+    from inspector.core.flip_check import Offered, holding_flips, source_outcome
+
     if not wanted:
         return Offered([], 0)
-    from inspector.core.flip_check import holding_flips, source_outcome
 
     source: SourceOutcome = source_outcome(artifact)
     cache: dict[str, Prepared] = {strategy.key: prepared}
