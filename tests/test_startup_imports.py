@@ -61,9 +61,7 @@ NEVER = (
 )
 #: The standard family, which a forked dump does not need either: its strategies,
 #: processors and rerun builders (its release constants, `inspector.core.standard.release`,
-#: are read by the jiuwenswarm config reader). Imported today by
-#: `inspector.sources.jiuwenswarm` (its config and session modules import the standard
-#: pipeline at module level), outside this change.
+#: are read by the jiuwenswarm config reader).
 STANDARD = ("inspector.core.standard",)
 STANDARD_CONSTANTS = ("inspector.core.standard", "inspector.core.standard.release")
 
@@ -100,9 +98,6 @@ def test_a_json_report_on_a_dump_imports_only_what_it_needs(tmp_path: Path, comm
         assert _loaded(result, ("inspector.core.forked.strategy", "inspector.formats.dump"))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="inspector.sources.jiuwenswarm imports the standard pipeline eagerly"
-)
 def test_why_on_a_forked_dump_does_not_import_the_standard_family(tmp_path: Path) -> None:
     loaded = _loaded(_run(tmp_path, "why", "--json", str(DUMP)), STANDARD)
     assert [m for m in loaded if m not in STANDARD_CONSTANTS] == []
