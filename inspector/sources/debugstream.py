@@ -38,6 +38,7 @@ from inspector.sources.jsonio import (
     MAX_LINE_BYTES,
     ReadProblem,
     loads_strict,
+    loads_strict_bytes,
     parsed_too_deep,
     summarize_problems,
 )
@@ -172,7 +173,7 @@ def run_artifact(run: EvaluationRun) -> Artifact:
 
 def _record(raw: bytes) -> dict[str, Any]:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
-    document = loads_strict(raw.decode("utf-8"))
+    document = loads_strict_bytes(raw)  # `loads_strict(raw.decode("utf-8"))`
     # infinite numbers: refused by `loads_strict`; a line opening at most MAX_DEPTH
     # containers cannot nest deeper (two byte counts instead of a walk)
     if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and parsed_too_deep(document):
