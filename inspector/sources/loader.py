@@ -499,13 +499,16 @@ class _Streamer:
         return errors, entries
 
     def _late_file(self, file: Path) -> Iterator[LoadResult]:
-        """A dump file read in full at its turn (anything else found in it is yielded too)."""
+        """A dump file read in full at its turn (anything else found in it is yielded too).
+
+        Read and made into results under one pause of the collector (each pause's end
+        costs a young collection of what it made)."""
         with gc_paused():
             load = load_one(file, 0, False, self.max_file_bytes, self.skipped)
-        self._tick()
-        yield from load.errors
-        for dump in load.dumps:
-            yield self._dump_result(dump, file)
+            self._tick()
+            results: list[LoadResult] = list(load.errors)
+            results.extend(self._made_result(dump, file) for dump in load.dumps)
+        yield from results
         if load.records:
             late_runs, _ = link_runs(group_runs(load.records), [], dumps_loaded=True)
             for run in late_runs:
