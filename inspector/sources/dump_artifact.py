@@ -8,7 +8,7 @@ stats`): no context is rebuilt and nothing is counted. Must not import Textual o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
@@ -245,6 +245,11 @@ def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> Du
     )
 
 
+#: (changed, release evidence) of a context from its (system, context) messages: what
+#: `sources.evidence.release_evidence` gives, with the reader's facts bound in.
+EvidenceOf = Callable[[tuple[tuple[Message, ...], tuple[Message, ...]]], tuple[bool, Any]]
+
+
 def dump_artifact(
     dump: DumpFile,
     run: EvaluationRun | None,
@@ -252,12 +257,14 @@ def dump_artifact(
     timeline: list[dict[str, Any]] | None = None,
     earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
     tool_lists: ToolLists | None = None,
+    evidence: EvidenceOf | None = None,
 ) -> Artifact:
     """The dump as an artifact: the rebuilt context before, the context after, and the record.
 
     `earlier_kept_ids` gives (on demand) the context_message_ids that earlier dumps of the
     same context kept, whose usage records were therefore stale before this compression;
-    `tool_lists` parses each distinct tool list of a load once.
+    `tool_lists` parses each distinct tool list of a load once; `evidence` gives the
+    rebuilt context's release evidence (set when the snapshot is made, not copied in after).
     """
     rebuild = rebuild_context(dump, tool_lists)
     check = _check_of(run)
@@ -268,6 +275,10 @@ def dump_artifact(
     snapshot, stale_info = _rebuilt_snapshot(
         dump, rebuild, out, span_first, check, counters, earlier_kept_ids
     )
+    if snapshot is not None and evidence is not None:
+        changed, found = evidence((snapshot.system_messages, snapshot.messages))
+        if changed:
+            snapshot = replace(snapshot, release_evidence=found)
     note = _span_note(dump, run)
     if note is not None:
         out.unrecoverable.append(note)
