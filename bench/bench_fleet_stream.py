@@ -5,12 +5,14 @@
   a retry; `inspector why --json LOG` and `inspector stats --json LOG` as whole processes,
   against a floor process that reads and parses every line once, keeping nothing, and
   (for `why`, informative) a write floor that parses once and writes the same bytes with
-  stdlib json (`_WRITE_FLOOR`; the two outputs are checked equal);
+  stdlib json (`_WRITE_FLOOR`; the two outputs are checked equal); `stats` also against
+  a fast parse floor (informative) that parses every line with pydantic_core's parser,
+  which `inspector.sources.jsonio` uses where its answer is certainly the stdlib's;
 * a dump whose size is one tool message of `--message-mb` MB (default 40), its totals in
   `--message-mode` (len_div_4, as openJiuwen without a counter, or tiktoken_cl100k):
   `inspector why --json DUMP` against two floors, one that parses the file once and one
   that also counts each text an exact decision needs once in that mode (the bigdump
-  precedent); both ratios are reported.
+  precedent); both ratios are reported, and (informative) the fast parse floor's.
 
 Each process runs `--repeat` times, floors and inspector taking turns (the machine may be
 shared); the best run by CPU time counts, with the 1-minute load average at that run.
@@ -49,6 +51,19 @@ _FLOOR = (
     "            json.loads(line) if line.strip() else None\n"
     "    else:\n"
     "        json.loads(f.read())\n"
+)
+#: The same floor with pydantic_core's parser (informative: `inspector.sources.jsonio`
+#: parses with it where its answer is certainly the stdlib's, so the budget's floor, which
+#: parses with stdlib json, is not the least a process can do; this one is).
+_FAST_FLOOR = (
+    "import sys\n"
+    "from pydantic_core import from_json\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    if sys.argv[2] == 'lines':\n"
+    "        for line in f:\n"
+    "            from_json(line, allow_inf_nan=False) if line.strip() else None\n"
+    "    else:\n"
+    "        from_json(f.read(), allow_inf_nan=False)\n"
 )
 
 
@@ -237,6 +252,10 @@ def _pair(
     results = []
     for number, (floor_name, floor) in enumerate((n, best[n]) for n in floors):
         note = f"{floor_name}; best of {repeat} by CPU, interleaved; load {floor.load:.1f} / {ours.load:.1f} (floor / ours)"
+        if floor_name.startswith("fast parse floor"):
+            results.append(Result("stream", f"{label}: CPU time vs fast parse floor", ours.cpu, "s",
+                                  "(info)", True, floor=floor.cpu, note=note + "; user + system"))  # fmt: skip
+            continue
         if number == 0:
             results.append(
                 Result(
@@ -290,13 +309,14 @@ def run(
     cache = out / "stream-token-cache"
     started = time.perf_counter()
     lines_floor = {"parse floor: reads and parses every line once": [PYTHON, "-c", _FLOOR, str(log), "lines"]}  # fmt: skip
+    fast_floor = {"fast parse floor: the same with pydantic_core.from_json": [PYTHON, "-c", _FAST_FLOOR, str(log), "lines"]}  # fmt: skip
     why_log = [*cli, "why", "--json", str(log)]
     write_floor = [PYTHON, "-c", _WRITE_FLOOR, str(log)]
     same = _same_output(why_log, write_floor)
     floors = {**lines_floor, f"write floor: parses once and writes the same bytes with stdlib json (bytes equal: {same})": write_floor}  # fmt: skip
     results = _pair("inspector why --json LOG", log, why_log, floors, repeat, cache)
     results += _pair("inspector stats --json LOG", log, [*cli, "stats", "--json", str(log)],
-                     lines_floor, repeat, cache)  # fmt: skip
+                     {**lines_floor, **fast_floor}, repeat, cache)  # fmt: skip
     if message_mb > 0:
         name = f"stream-msg-{message_mb:g}mb" + ("" if message_mode == "len_div_4" else "-cl100k")
         dump = write_big_message_dump(
@@ -306,6 +326,9 @@ def run(
         )
         floors = {
             "parse floor: parses the file once": [PYTHON, "-c", _FLOOR, str(dump), "whole"],
+            "fast parse floor: the same with pydantic_core.from_json": [
+                PYTHON, "-c", _FAST_FLOOR, str(dump), "whole",
+            ],
             f"count floor: parses + counts each needed text once ({message_mode})": [
                 PYTHON, "-c", _COUNT_FLOOR, str(dump), message_mode,
             ],
