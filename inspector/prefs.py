@@ -27,7 +27,7 @@ Layout = Literal["both", "list", "panel"]
 class Preferences(BaseModel):
     """What the user chose last time; every field has a default."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     theme: str | None = Field(
         default=None, description="Textual theme name chosen last (None: dark)"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import importlib
 import os
 import sys
@@ -90,6 +89,8 @@ def _mistyped_command(word: str) -> bool:
 
 def _no_such_command(word: str) -> str:
     """The usage error for a first word that is neither a command nor a path, with a hint."""
+    import difflib
+
     close = difflib.get_close_matches(word, COMMAND_MODULES, n=1)
     if not close:
         lowered = word.lower().rstrip("s")

@@ -13,13 +13,15 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import ConfigError
 from inspector.core.redact import MASK, Masker
 from inspector.core.strategy import registry
-from inspector.core.strategy.fields import FieldInfo, fields_of
 from inspector.core.tuning import apply_overrides  # noqa: F401 - re-exported
+
+if TYPE_CHECKING:
+    from inspector.core.strategy.fields import FieldInfo
 
 
 class UsageError(Exception):
@@ -27,7 +29,10 @@ class UsageError(Exception):
 
 
 def _flag_fields() -> dict[str, list[FieldInfo]]:
-    """Every settings field of every strategy, grouped by the CLI flag that sets it."""
+    """Every settings field of every strategy, grouped by the CLI flag that sets it (every
+    strategy is imported)."""
+    from inspector.core.strategy.fields import fields_of
+
     grouped: dict[str, list[FieldInfo]] = {}
     for strategy in registry.all_strategies():
         for info in fields_of(strategy.settings_model):
@@ -49,8 +54,9 @@ def _bool_value(text: str) -> bool:
 
 
 def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = ()) -> None:
-    """The TUNING flags, generated from every strategy's settings model; absent flags keep
-    the recorded values. `skip`: flags the command defines itself."""
+    """The TUNING flags, from the registry's static table of every strategy's settings
+    fields (no strategy is imported); absent flags keep the recorded values. `skip`: flags
+    the command defines itself."""
     group = parser.add_argument_group("tuning (overrides what the source recorded)")
     group.add_argument(
         "--processor",
@@ -61,30 +67,27 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
     )
     group.add_argument(
         "--family",
-        choices=tuple(dict.fromkeys(s.family for s in registry.all_strategies())),
+        choices=registry.families(),
         help="processor family, where a class name exists in several (DialogueCompressor)",
     )
-    for flag, infos in _flag_fields().items():
-        if flag in skip:
+    for spec in registry.flags():
+        if spec.flag in skip:
             continue
-        info = infos[0]
-        owners = sorted({i.name for i in infos})
-        text = info.description + (f" [{', '.join(owners)}]" if len(owners) > 1 else "")
-        if info.kind == "bool" and flag.startswith("--no-"):
-            group.add_argument(flag, dest=_dest(info), action="store_const", const=False, help=text)
-        elif info.kind == "bool":
-            group.add_argument(flag, dest=_dest(info), type=_bool_value, metavar="BOOL", help=text)
-        elif info.kind == "choice":
-            group.add_argument(flag, dest=_dest(info), choices=info.choices, help=text)
-        else:
-            kind = int if info.kind == "int" else float if info.kind == "float" else str
-            metavar = "N" if info.kind == "int" else "F" if info.kind == "float" else "TEXT"
+        if spec.kind == "bool" and spec.flag.startswith("--no-"):
             group.add_argument(
-                flag,
-                dest=_dest(info),
-                type=kind,
-                metavar=metavar,
-                help=f"{info.range_text()}: {text}",
+                spec.flag, dest=spec.dest, action="store_const", const=False, help=spec.help
+            )
+        elif spec.kind == "bool":
+            group.add_argument(
+                spec.flag, dest=spec.dest, type=_bool_value, metavar="BOOL", help=spec.help
+            )
+        elif spec.kind == "choice":
+            group.add_argument(spec.flag, dest=spec.dest, choices=spec.choices, help=spec.help)
+        else:
+            kind = int if spec.kind == "int" else float if spec.kind == "float" else str
+            metavar = "N" if spec.kind == "int" else "F" if spec.kind == "float" else "TEXT"
+            group.add_argument(
+                spec.flag, dest=spec.dest, type=kind, metavar=metavar, help=spec.help
             )
 
 
@@ -94,10 +97,10 @@ def tuning_overrides(args: argparse.Namespace) -> dict[str, Any]:
     for key in ("processor", "family"):
         if getattr(args, key, None) is not None:
             out[key] = getattr(args, key)
-    for infos in _flag_fields().values():
-        value = getattr(args, _dest(infos[0]), None)
+    for spec in registry.flags():
+        value = getattr(args, spec.dest, None)
         if value is not None:
-            out[_dest(infos[0])] = value
+            out[spec.dest] = value
     return out
 
 
@@ -110,6 +113,8 @@ def check_overrides(overrides: dict[str, Any]) -> None:
             raise UsageError(
                 f"--processor: {error.value!r} is not a processor, must be {error.allowed}"
             ) from None
+    if not set(overrides) - {"processor", "family"}:
+        return  # nothing more to check, and no strategy needs importing
     grouped = _flag_fields()
     for flag, infos in grouped.items():
         name = _dest(infos[0])

@@ -12,26 +12,17 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import UsageError, add_tuning_arguments
-from inspector.cli.run_support import Evaluated, ReportRun
 from inspector.core.errors import ConfigError
-from inspector.core.flip_check import Offered, SourceOutcome, holding_flips, source_outcome
-from inspector.core.pins import (
-    PinError,
-    PinRow,
-    apply_pins,
-    format_pins,
-    parse_pins,
-    pins_across_strategies,
-    recorded_pins,
-)
-from inspector.core.strategy.base import Prepared, Strategy
-from inspector.prefs import write_text_file
-from inspector.render.report_data import build_report
-from inspector.render.report_html import report_html
-from inspector.render.report_md import report_markdown
+
+if TYPE_CHECKING:
+    from inspector.cli.run_support import Evaluated, ReportRun
+    from inspector.core.artifact import Artifact
+    from inspector.core.flip_check import Offered, SourceOutcome
+    from inspector.core.pins import PinRow
+    from inspector.core.strategy.base import Prepared, Strategy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +67,8 @@ def pins_of(args: argparse.Namespace) -> frozenset[int] | None:
     text = getattr(args, "pin", None)
     if text is None:
         return None
+    from inspector.core.pins import PinError, parse_pins
+
     try:
         return parse_pins(text)
     except PinError as error:
@@ -88,15 +81,16 @@ def with_pins(
     """The evaluation with the pins applied (given, else the snapshot's own), its flips (when
     `flips`: only those that hold, benefit check included, as the TUI offers them) and the
     pins in effect."""
+    from inspector.core.flip_check import Offered
+    from inspector.core.pins import apply_pins, format_pins, recorded_pins
+
     artifact, selection = evaluated.artifact, evaluated.selection
     if selection is None or evaluated.prepared is None or artifact.snapshot is None:
         return evaluated, Offered([], 0), frozenset()
     chosen = recorded_pins(artifact.snapshot) if pins is None else pins
     strategy, settings = selection.strategy, selection.settings
     if not chosen:
-        found = _holding(
-            report, strategy, evaluated.prepared, settings, flips, source_outcome(artifact)
-        )
+        found = _holding(report, strategy, evaluated.prepared, settings, flips, artifact)
         return evaluated, found, chosen
     try:
         pinned = apply_pins(
@@ -117,7 +111,7 @@ def with_pins(
             file=sys.stderr,
         )
     evaluated = dataclasses.replace(evaluated, prepared=pinned.prepared, decision=pinned.decision)
-    found = _holding(report, strategy, pinned.prepared, settings, flips, source_outcome(artifact))
+    found = _holding(report, strategy, pinned.prepared, settings, flips, artifact)
     return evaluated, found, pinned.pinned
 
 
@@ -127,13 +121,17 @@ def _holding(
     prepared: Prepared,
     settings: Any,
     wanted: bool,
-    source: SourceOutcome,
+    artifact: Artifact,
 ) -> Offered:
     """The strategy's flips on `prepared` that hold (`core.flip_check`; none unless
-    `wanted`; `source`: what the source recorded, `core.flip_check.source_outcome`); another
-    strategy's flip is checked on the same context, prepared once."""
+    `wanted`; checked against what `artifact` recorded, `core.flip_check.source_outcome`);
+    another strategy's flip is checked on the same context, prepared once."""
+    from inspector.core.flip_check import Offered, holding_flips, source_outcome
+
     if not wanted:
         return Offered([], 0)
+
+    source: SourceOutcome = source_outcome(artifact)
     cache: dict[str, Prepared] = {strategy.key: prepared}
 
     def prepare(other: Strategy) -> Prepared:
@@ -157,15 +155,24 @@ def _report_of(
     counter = report.counters.get(mode) if isinstance(mode, str) else None
     rows: list[PinRow] = []
     if chosen and artifact.snapshot is not None:
+        from inspector.core.pins import pins_across_strategies
+
         choice = {k: v for k, v in report.overrides.items() if k not in ("processor", "family")}
         rows = pins_across_strategies(
             artifact.snapshot, report.counters, chosen, choice, artifact, report.counting_note
         )
+    from inspector.render.report_data import build_report
+
     return build_report(artifact, decision, flips.flips, counter, chosen, rows, flips.dropped)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the reports and print or write them; exit 1 if any input was unreadable."""
+    from inspector.cli.run_support import ReportRun
+    from inspector.prefs import write_text_file
+    from inspector.render.report_html import report_html
+    from inspector.render.report_md import report_markdown
+
     out = Path(args.out).expanduser() if args.out else None
     report = ReportRun(args)
     if out is not None:

@@ -22,7 +22,6 @@ from inspector.core.errors import ConfigError
 from inspector.core.redact import escape_controls, shown_name
 from inspector.core.strategy.base import Decision, Prepared
 from inspector.core.strategy.selection import Selection, select
-from inspector.core.timeline import EvaluationRun
 from inspector.core.tokens import TokenCounter
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
@@ -32,6 +31,8 @@ from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from inspector.core.timeline import EvaluationRun
 
 
 def shown_names(artifact: Artifact) -> Artifact:

@@ -1,19 +1,16 @@
 """`inspector why SOURCE ... [TUNING] [--json]`: the decision explained, per context found.
 
-Rich and the text report are imported only for a text report (`--json` never needs them).
-Never imports Textual."""
+Rich and the text report are imported only for a text report (`--json` never needs them);
+what runs the report only when it runs (`why --help` builds its parser from the registry's
+tables alone). Never imports Textual."""
 
 from __future__ import annotations
 
 import argparse
 
-from inspector.cli.common import add_tuning_arguments, print_json_line
-from inspector.cli.report import add_pin_argument, pins_of, with_pins
-from inspector.cli.run_support import ReportRun
-from inspector.core.strategy.report import why_json
-from inspector.sources.debugstream import streamable
+from inspector.cli.common import add_tuning_arguments
+from inspector.cli.report import add_pin_argument
 from inspector.sources.jsonio import STREAM_MIN_BYTES
-from inspector.sources.result_cache import cached_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,12 +32,20 @@ def run(args: argparse.Namespace) -> int:
     run over files alone is replayed from the whole-file result cache when nothing changed,
     except for debug logs streamed (`debugstream.streamable`): their output, about 2.5x the
     log, is more than an entry may hold, so recording it would only cost memory."""
+    from inspector.sources.debugstream import streamable
+    from inspector.sources.result_cache import cached_run
+
     if streamable(list(getattr(args, "sources", None) or []), STREAM_MIN_BYTES) is not None:
         return _run(args)
     return cached_run("why", args, _run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from inspector.cli.common import print_json_line
+    from inspector.cli.report import pins_of, with_pins
+    from inspector.cli.run_support import ReportRun
+    from inspector.core.strategy.report import why_json
+
     report = ReportRun(args)
     pins = pins_of(args)
     report.warn_inexact()

@@ -34,7 +34,9 @@ FLOAT_MAX = sys.float_info.max
 class FormatModel(BaseModel):
     """Base of every format model: unknown keys kept, strict types, no NaN, immutable."""
 
-    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+    model_config = ConfigDict(
+        extra="allow", strict=True, allow_inf_nan=False, frozen=True, defer_build=True
+    )
 
     def extras(self) -> dict[str, Any]:
         """The keys the model does not declare, as read."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
 from inspector.formats.base import Count, FormatModel, Int, Number, validate
 from inspector.formats.llm_request import LlmRequestRecord
@@ -115,7 +115,7 @@ DebugRecord = Annotated[
 ]
 """One debug-log line, by its `event`."""
 
-DEBUG_RECORD = TypeAdapter(DebugRecord)
+DEBUG_RECORD = TypeAdapter(DebugRecord, config=ConfigDict(defer_build=True))
 
 
 def parse_debug_record(raw: Any) -> DebugRecordBase | LlmRequestRecord:

@@ -25,7 +25,7 @@ INDEX_VERSION = 1
 class IndexRow(BaseModel):
     """One evaluation in the decision index (one Parquet row)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     date: str = Field(
         description="partition: UTC date of `time` (YYYY-MM-DD), else of the file's mtime"

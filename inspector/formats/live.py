@@ -213,7 +213,7 @@ GatewayFrame = Annotated[
     | Annotated[OtherEvent, Tag("other")],
     Discriminator(_frame_kind),
 ]
-GATEWAY_FRAME: TypeAdapter[Any] = TypeAdapter(GatewayFrame)
+GATEWAY_FRAME: TypeAdapter[Any] = TypeAdapter(GatewayFrame, config=ConfigDict(defer_build=True))
 
 
 class TrajectoryRecord(FormatModel):

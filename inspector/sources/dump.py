@@ -25,6 +25,7 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import re
@@ -124,27 +125,20 @@ class DumpFile:
         )
 
 
-#: Each section with every key absent (what a dump without that section reads as).
-_EMPTY: dict[type, Any] = {
-    section: section.model_validate({})
-    for section in (
-        Trigger,
-        DumpSpan,
-        CompressionRequest,
-        CompressionResponse,
-        ContextAfter,
-        Benefit,
-    )
-}
+@functools.cache
+def _empty(section: type[Any]) -> Any:
+    """The section with every key absent (what a dump without that section reads as), made
+    on first use: a dump that has every section never builds these validators."""
+    return section.model_validate({})
 
 
 def parse_dump(document: Mapping[str, Any], source: str) -> DumpFile:
     """Check a dump's known keys for type (`formats.DumpDocument`); FormatError names the first bad one."""
     dump: DumpDocument = validate(DumpDocument, document)
-    trigger, span = dump.trigger or _EMPTY[Trigger], dump.span or _EMPTY[DumpSpan]
-    request = dump.compression_request or _EMPTY[CompressionRequest]
-    response = dump.compression_response or _EMPTY[CompressionResponse]
-    after, benefit = dump.context_after or _EMPTY[ContextAfter], dump.benefit or _EMPTY[Benefit]
+    trigger, span = dump.trigger or _empty(Trigger), dump.span or _empty(DumpSpan)
+    request = dump.compression_request or _empty(CompressionRequest)
+    response = dump.compression_response or _empty(CompressionResponse)
+    after, benefit = dump.context_after or _empty(ContextAfter), dump.benefit or _empty(Benefit)
     name_match = DUMP_NAME_RE.match(_basename(source))
     timestamp = dump.timestamp
     if timestamp is None and name_match:

@@ -3,7 +3,12 @@
 One file is either one JSON document (a dump, a snapshot, a message list) or JSON Lines
 (a debug log, a snapshot corpus, a message stream). Problems become `ReadProblem`s that
 say where (a line, or a line/column with its byte offset); nothing here raises on bad
-input and nothing is written anywhere. Only regular files are opened (`sources.files`). Must not import Textual or Rich.
+input and nothing is written anywhere. Only regular files are opened (`sources.files`).
+
+`loads_strict` parses with `pydantic_core.from_json` (Rust, ~2-4x faster than the stdlib
+decoder) whenever its answer is certainly the stdlib decoder's, and with the stdlib decoder
+otherwise, so values and errors stay exactly those of `json` (see `_fast_value`). Must not
+import Textual or Rich.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import from_json
 
 from inspector.sources.files import file_problem, open_regular, os_problem, read_regular
 
@@ -91,12 +99,125 @@ def _finite_float(literal: str) -> float:
 
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
+#: `bytes.translate` table of the fast path's guard: digits become "0", "e" and "E" become
+#: "e", "[" and "{" become "[", every other byte a space ("+" is deleted): a number that
+#: may overflow to infinity then shows as "0e000" (a digit, then an exponent of 3 or more
+#: digits) or as a run of `_LONG_DIGITS` zeros, and the brackets count with one `count`.
+_GUARD_TABLE = bytes(
+    ord("0")
+    if chr(b).isdigit() and b < 128
+    else ord("e")
+    if b in b"eE"
+    else ord("[")
+    if b in b"[{"
+    else ord(" ")
+    for b in range(256)
+)
+#: A digit and an exponent of 3+ digits (1e308, 1.5E+400, 1e0400): any overflow via the
+#: exponent (in JSON an exponent always follows a digit, so "E401" in a text is no match).
+_BIG_EXPONENT = b"0e000"
+#: A digit run this long: a mantissa that may overflow with an exponent under 100
+#: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640).
+_LONG_DIGITS = 210
+_DIGIT_RUN = b"0" * _LONG_DIGITS
+#: `from_json` refuses nesting past about this many levels (the stdlib decoder then answers).
+_FAST_MAX_DEPTH = 256
+#: At most this many containers are parsed without checking the stack's room (see `_fast_value`).
+_UNPROBED_BRACKETS = 16
+#: Frames kept free beyond a value's nesting: the stdlib decoder's own frames and C levels.
+_FRAME_MARGIN = 32
+#: A text this long whose strings are long (fewer than one quote per `_BYTES_PER_QUOTE`
+#: bytes: one huge message) is left to the stdlib decoder, as fast there as from_json
+#: and without the guard's pass over its bytes (measured in bench/bench_json_parse.py).
+_BIG_TEXT = 1 << 20
+_BYTES_PER_QUOTE = 256
+#: A `_fast_value` answer for "parse this with the stdlib decoder".
+_SLOW: Any = object()
+
+
+def _stack_has_room(levels: int) -> bool:
+    """True when the stdlib decoder could nest `levels` containers deep from here without a
+    RecursionError (it counts each level against the recursion limit)."""
+    deepest = sys.getrecursionlimit() - levels - _FRAME_MARGIN
+    if deepest <= 0:
+        return False
+    try:
+        sys._getframe(deepest)
+    except ValueError:  # the stack is shallower than that: room enough
+        return True
+    return False
+
+
+def _guard_ok(data: bytes) -> int | None:
+    """The number of "[" and "{" in `data`, or None when a number in it may overflow to
+    infinity or be a digit run too long (the stdlib decoder must decide)."""
+    marks = data.translate(_GUARD_TABLE, b"+")
+    if _BIG_EXPONENT in marks:
+        return None
+    if marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks:
+        return None
+    return marks.count(b"[")
+
+
+def _fast_value(data: bytes | str) -> Any:
+    """What `from_json` makes of `data` (no BOM) when that is certainly what the stdlib
+    decoder gives; `_SLOW` when the stdlib decoder must parse it (its value or its error).
+
+    `from_json` refuses everything the stdlib decoder refuses (malformed text, NaN and
+    Infinity with `allow_inf_nan=False`, a BOM, other whitespace, raw control characters,
+    invalid UTF-8, integers over 4300 digits, nesting past ~200) except numbers overflowing
+    to infinity, which it returns as inf: a text with an exponent of 3+ digits or a
+    210-digit run goes to the stdlib decoder (`_guard_ok`, which also covers a lowered
+    integer digit limit). No walk of the value could stand in for that guard: a duplicate
+    key may overwrite the infinite value. It refuses lone surrogates (`\\ud800`) that the
+    stdlib decoder accepts, and the stdlib decoder refuses nesting it could parse when the
+    stack has no room for it: a text of more than `_UNPROBED_BRACKETS` containers is parsed
+    fast only with that room. Equal on purpose (tests/test_jsonio_fast.py): duplicate keys
+    (the last value, at the first key's place), -0, -0.0, the rounding of long literals.
+    Any exception of `from_json` means "ask the stdlib decoder", so every error keeps its
+    words.
+    """
+    if isinstance(data, str):
+        if len(data) >= _BIG_TEXT and data.count('"') * _BYTES_PER_QUOTE < len(data):
+            return _SLOW
+        raw = data.encode("utf-8")
+    else:
+        if len(data) >= _BIG_TEXT and data.count(b'"') * _BYTES_PER_QUOTE < len(data):
+            return _SLOW
+        raw = data
+    levels = _guard_ok(raw)
+    if levels is None:
+        return _SLOW
+    if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
+        return _SLOW
+    try:
+        return from_json(raw, allow_inf_nan=False)
+    except Exception:  # noqa: BLE001 - any refusal: the stdlib decoder says why, in its words
+        return _SLOW
+
 
 def loads_strict(text: str) -> Any:
-    """json.loads that refuses NaN, Infinity and numbers overflowing to infinity."""
+    """json.loads that refuses NaN, Infinity and numbers overflowing to infinity (parsed by
+    `pydantic_core.from_json` where that is certainly the same: `_fast_value`)."""
     if text.startswith("\ufeff"):  # what json.loads says (one decoder made once is faster)
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    return _STRICT_DECODER.decode(text)
+    try:
+        value = _fast_value(text)
+    except UnicodeEncodeError:  # lone surrogates in the text: only the stdlib reads them
+        value = _SLOW
+    if value is _SLOW:
+        return _STRICT_DECODER.decode(text)
+    return value
+
+
+def loads_strict_bytes(data: bytes) -> Any:
+    """`loads_strict(data.decode("utf-8"))`, the same value or exception
+    (UnicodeDecodeError included), without decoding when the fast path answers."""
+    if not data.startswith(b"\xef\xbb\xbf"):
+        value = _fast_value(data)
+        if value is not _SLOW:
+            return value
+    return loads_strict(data.decode("utf-8"))
 
 
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
@@ -297,11 +418,32 @@ def read_json_file(
         data = read_regular(path)
     except OSError as error:
         return ReadResult(problem=ReadProblem(os_problem(error)))
+    whole = _parse_document_bytes(data, check_nesting)
+    if whole is not None:
+        return whole
     text, problem = _decode(data)
     del data
     if problem is not None or text is None:
         return ReadResult(problem=problem)
     return parse_json_text(text, check_nesting)
+
+
+def _parse_document_bytes(data: bytes, check_nesting: NestingCheck) -> ReadResult | None:
+    """What decoding `data` and `parse_json_text` give when the fast path parses the bytes
+    as one document (it then also vouches that they are UTF-8); None otherwise."""
+    if data.find(b"\x00", 0, 8192) >= 0:
+        return None
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data  # as "utf-8-sig" reads it
+    value = _fast_value(body)
+    if value is _SLOW:
+        return None
+    if (
+        (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
+        and body.count(b"[") + body.count(b"{") > MAX_DEPTH
+        and _too_deep(value)
+    ):
+        return ReadResult(problem=_value_problem("depth", None))
+    return ReadResult(documents=[(None, value)])
 
 
 def _read_streaming(path: Path, check_nesting: NestingCheck = True) -> ReadResult | None:

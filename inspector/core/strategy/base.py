@@ -45,7 +45,7 @@ class Settings(BaseModel):
     itself cannot set (shown as a what-if).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
     #: Fields the user set (a flag, a control, a flip) rather than read from the source.
     _given: frozenset[str] = PrivateAttr(default_factory=frozenset)
 

@@ -65,14 +65,16 @@ def swarm_results(
     """
     from pathlib import Path
 
-    from inspector.sources.jiuwenswarm.session import load_home, load_logs
-
     path = Path(str(target))
     logs = [Path(str(p)) for p in paths if is_swarm_log(p)]
     if path.is_file() and is_swarm_log(path):
+        from inspector.sources.jiuwenswarm.session import load_logs
+
         homes = [p for p in paths if find_home(Path(str(p))) is not None]
         return [] if homes else list(load_logs([path]))
     found = find_home(path)
     if found is None:
         return None
+    from inspector.sources.jiuwenswarm.session import load_home
+
     return list(load_home(found, counters, logs))  # type: ignore[arg-type]

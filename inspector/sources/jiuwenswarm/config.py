@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.core.standard.pipeline import jiuwenswarm_chain
 from inspector.core.standard.release import DEFAULT_CONTEXT_MAX
 from inspector.sources.jiuwenswarm import yaml_subset
 
@@ -104,6 +103,8 @@ def read_config(home: Path) -> SwarmConfig:
     env = _env_vars(home)
     model = _resolve(react.get("model_name"), env)
     language = document.get("preferred_language")
+    from inspector.core.standard.pipeline import jiuwenswarm_chain
+
     chain = jiuwenswarm_chain(engine, str(model) if model else None, _language(language))
     return SwarmConfig(
         path=str(path),
