@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from inspector.core.errors import FormatError
@@ -29,16 +29,12 @@ INTERNAL_USER_PREFIXES: tuple[str, ...] = (
 #: The largest magnitude a number may have (a float's range): a usage total beyond it is refused.
 FLOAT_MAX = sys.float_info.max
 
-_MESSAGE_KEYS = {
-    "role",
-    "content",
-    "name",
-    "tool_calls",
-    "tool_call_id",
-    "usage_metadata",
-    "metadata",
-}
-_TOOL_CALL_KEYS = {"id", "type", "function", "name", "arguments", "index", "response_item_id"}
+_MESSAGE_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "usage_metadata", "metadata"}
+)
+_TOOL_CALL_KEYS = frozenset(
+    {"id", "type", "function", "name", "arguments", "index", "response_item_id"}
+)
 
 
 def is_mapping(value: Any) -> bool:
@@ -59,7 +55,19 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, raw: Any) -> ToolCall:
-        """Read a nested or flat tool call; `arguments` given as an object is JSON-encoded."""
+        """Read a nested or flat tool call; `arguments` given as an object is JSON-encoded.
+
+        A plain JSON shape is built without the checks (`_plain_tool_call`); anything else
+        takes `checked_from_dict`, the one statement of the rules."""
+        if type(raw) is dict and cls is ToolCall:
+            made = _plain_tool_call(raw)
+            if made is not None:
+                return made
+        return cls.checked_from_dict(raw)
+
+    @classmethod
+    def checked_from_dict(cls, raw: Any) -> ToolCall:
+        """`from_dict` with every rule checked, whatever the shape (the reference path)."""
         if not is_mapping(raw):
             raise FormatError(f"a tool call must be an object, got {type(raw).__name__}")
         function = raw.get("function")
@@ -110,7 +118,19 @@ class Message:
 
     @classmethod
     def from_dict(cls, raw: Any) -> Message:
-        """Read one serialized message (openJiuwen dump shape); unknown keys go to `extra`."""
+        """Read one serialized message (openJiuwen dump shape); unknown keys go to `extra`.
+
+        A plain JSON shape is built without the checks (`_plain_message`); anything else
+        takes `checked_from_dict`, the one statement of the rules."""
+        if type(raw) is dict and cls is Message:
+            made = _plain_message(raw)
+            if made is not None:
+                return made
+        return cls.checked_from_dict(raw)
+
+    @classmethod
+    def checked_from_dict(cls, raw: Any) -> Message:
+        """`from_dict` with every rule checked, whatever the shape (the reference path)."""
         if not is_mapping(raw):
             raise FormatError(f"a message must be an object, got {type(raw).__name__}")
         role = raw.get("role")
@@ -146,7 +166,7 @@ class Message:
             role=role,
             content=content,
             name=None if name is None else str(name),
-            tool_calls=tuple(ToolCall.from_dict(c) for c in calls_raw),
+            tool_calls=tuple(ToolCall.checked_from_dict(c) for c in calls_raw),
             tool_call_id=None if tool_call_id is None else str(tool_call_id),
             usage_metadata=usage,
             metadata=metadata,
@@ -269,8 +289,132 @@ class Tool:
         return out
 
 
+# --- the plain shapes, built without the checks ---------------------------------------
+#
+# What JSON gives (exact dict, str, list, int, None) in the shapes `checked_from_dict`
+# surely accepts is built straight into the frozen slots (the dataclass `__init__` sets
+# each field through `object.__setattr__`, twice the cost). Each helper returns None for
+# anything else, which then takes the checked path: the rules are stated there only, and
+# `tests/test_folder2_messages.py` builds every message of the corpora both ways.
+
+
+def _slot_setters(cls: type) -> tuple[Any, ...]:
+    """The slot descriptors' setters of a frozen dataclass, in field order."""
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_new = object.__new__
+(
+    _set_role,
+    _set_content,
+    _set_name,
+    _set_calls,
+    _set_call_id,
+    _set_usage,
+    _set_meta,
+    _set_extra,
+) = _slot_setters(Message)
+(_set_id, _set_call_name, _set_arguments, _set_type, _set_item_id, _set_call_extra) = _slot_setters(
+    ToolCall
+)
+
+
+def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
+    """`ToolCall.checked_from_dict(raw)` for a plain shape (exact types), else None."""
+    function = raw.get("function")
+    if type(function) is dict:
+        name = function.get("name")
+        arguments = function.get("arguments")
+    elif function is None:
+        name = raw.get("name")
+        arguments = raw.get("arguments")
+    else:
+        return None
+    call_id = raw.get("id")
+    kind = raw.get("type")
+    if (
+        (arguments is not None and type(arguments) is not str)
+        or (call_id is not None and type(call_id) is not str)
+        or (name is not None and type(name) is not str)
+        or (kind and type(kind) is not str)
+    ):
+        return None
+    call = _new(ToolCall)
+    _set_id(call, call_id)
+    _set_call_name(call, "" if name is None else name)
+    _set_arguments(call, "" if arguments is None else arguments)
+    _set_type(call, kind or "function")
+    _set_item_id(call, raw.get("response_item_id"))
+    _set_call_extra(
+        call,
+        {}
+        if _TOOL_CALL_KEYS.issuperset(raw)
+        else {k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS},
+    )
+    return call
+
+
+def _plain_message(raw: dict[str, Any]) -> Message | None:
+    """`Message.checked_from_dict(raw)` for a plain shape (exact types), else None."""
+    role = raw.get("role")
+    content = raw.get("content", "")
+    if type(role) is not str:
+        return None
+    if content is None:
+        content = ""
+    elif type(content) is not str and type(content) is not list:
+        return None
+    calls_raw = raw.get("tool_calls")
+    if calls_raw and type(calls_raw) is not list:
+        return None
+    usage = raw.get("usage_metadata")
+    if usage is not None:
+        if type(usage) is not dict:
+            return None
+        total = usage.get("total_tokens")
+        if type(total) is int and not -FLOAT_MAX <= total <= FLOAT_MAX:
+            return None
+    metadata = raw.get("metadata")
+    if type(metadata) is not dict:
+        if metadata is not None:
+            return None
+        metadata = {}
+    call_id = raw.get("tool_call_id")
+    name = raw.get("name")
+    if (call_id is not None and type(call_id) is not str) or (
+        name is not None and type(name) is not str
+    ):
+        return None
+    calls: tuple[ToolCall, ...] = ()
+    if calls_raw:  # last, as the checked path reads them: after every other check
+        made = [_plain_tool_call(c) if type(c) is dict else None for c in calls_raw]
+        calls = tuple(
+            ToolCall.checked_from_dict(c) if call is None else call
+            for call, c in zip(made, calls_raw, strict=True)
+        )
+    message = _new(Message)
+    _set_role(message, role)
+    _set_content(message, content)
+    _set_name(message, name)
+    _set_calls(message, calls)
+    _set_call_id(message, call_id)
+    _set_usage(message, usage)
+    _set_meta(message, metadata)
+    _set_extra(
+        message,
+        {}
+        if _MESSAGE_KEYS.issuperset(raw)
+        else {k: v for k, v in raw.items() if k not in _MESSAGE_KEYS},
+    )
+    return message
+
+
 def parse_messages(raw: Sequence[Any], what: str = "messages") -> tuple[Message, ...]:
     """Read a list of serialized messages, naming the index of a bad one."""
+    try:
+        return tuple([Message.from_dict(item) for item in raw])
+    except FormatError:
+        pass  # the same again, item by item, to name the bad one
     out: list[Message] = []
     for index, item in enumerate(raw):
         try:

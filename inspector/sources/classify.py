@@ -49,7 +49,7 @@ from inspector.sources.jsonio import (
     MAX_FILE_BYTES,
     STREAM_MIN_BYTES,
     ReadProblem,
-    loads_strict,
+    loads_strict_bytes,
     parsed_too_deep,
     read_json_file,
     summarize_problems,
@@ -168,14 +168,16 @@ def _dump_the_short_way(
         data = read_regular(path)
         if data.find(b"\x00", 0, 8192) >= 0:
             return None
-        text = data.decode("utf-8-sig")
-        document = loads_strict(text)
+        # what `data.decode("utf-8-sig")` then `loads_strict` gives, parsed from the bytes
+        body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        document = loads_strict_bytes(body)
     except (OSError, ValueError, RecursionError):
         return None
     if type(document) is not dict or "event" in document or not looks_like_dump(document):
         return None
     # what read_json_file checks (a header-level load reads a dump's fixed keys only)
-    if not header_only and text.count("[") + text.count("{") > MAX_DEPTH:
+    # ASCII brackets: the same count in the UTF-8 bytes as in the text
+    if not header_only and body.count(b"[") + body.count(b"{") > MAX_DEPTH:
         if parsed_too_deep(document):
             return None
     try:

@@ -8,7 +8,7 @@ stats`): no context is rebuilt and nothing is counted. Must not import Textual o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
@@ -110,14 +110,22 @@ def _rebuilt_snapshot(
     """The context before compression (None when it cannot be rebuilt) and the stale-flag choice."""
     if rebuild.messages is None:
         return None, None
+    priced: PricedContext | None = None
     if out.processor_kind in ("current_round", "round_level"):
-        keep, how = infer_keep(rebuild, dump, span_first, counters)
+        if _missing_ratios(out):
+            # the ratios will be priced on these messages in this mode (unless the stale
+            # flags change them): one pricing serves both, the tool-boundary rule first
+            mode = out.values.get("token_mode", Tuning().token_mode)
+            priced = PricedContext(
+                rebuild.system_messages, rebuild.messages, rebuild.tools, counters()[mode]
+            )
+        keep, how = infer_keep(rebuild, dump, span_first, counters, priced)
         if keep is not None:
             out.values["keep_recent"] = keep
             out.inferred["keep_recent"] = {"value": keep, "from": how}
     tuning = safe_tuning(out.values, out.unrecoverable)
     messages, stale_info = resolve_stale(rebuild, tuning, check, counters, earlier_kept_ids)
-    tuning = _consistent_ratios(rebuild, messages, tuning, counters, out)
+    tuning = _consistent_ratios(rebuild, messages, tuning, counters, out, priced)
     if stale_info is not None:
         out.unrecoverable.append(stale_info["note"])
     snapshot = ContextSnapshot(
@@ -145,22 +153,29 @@ def _largest_ratio(limit_tokens: int, context_max: int, low: float) -> float | N
     return ratio if ratio > low else None
 
 
+def _missing_ratios(out: _Recovered) -> list[str]:
+    """The ratios neither the dump nor its check recorded (`_consistent_ratios` bounds them)."""
+    return [name for name in ("trigger_ratio", "min_target_ratio") if name not in out.present]
+
+
 def _consistent_ratios(
     rebuild: Rebuild,
     messages: tuple[Message, ...],
     tuning: Tuning,
     counters: CounterProvider,
     out: _Recovered,
+    priced: PricedContext | None = None,
 ) -> Tuning:
     """A dump exists only because the trigger fired and the region was big enough: ratios
     the dump does not record are taken in the range its numbers allow (trigger ratio at most
     total / context_max, min-target ratio at most target / context_max), so re-evaluating
     the recorded settings agrees with the artifact. The range goes to `inferred`."""
-    missing = [name for name in ("trigger_ratio", "min_target_ratio") if name not in out.present]
+    missing = _missing_ratios(out)
     if not missing:
         return tuning
     counter = counters()[tuning.token_mode]
-    priced = PricedContext(rebuild.system_messages, messages, rebuild.tools, counter)
+    if priced is None or priced.counter is not counter or priced.messages is not messages:
+        priced = PricedContext(rebuild.system_messages, messages, rebuild.tools, counter)
     evaluation = priced.evaluate(tuning)
     cm = tuning.context_max
     if "trigger_ratio" in missing:
@@ -175,7 +190,8 @@ def _consistent_ratios(
             how = f"not recorded: the dump exists, so the trigger fired at total {total:,} of context_max {cm:,}: ratio in (0, {bound}]; evaluated with {tuning.trigger_ratio}"
         out.inferred["trigger_ratio"] = {"value": tuning.trigger_ratio, "from": how, "max": bound}
     if "min_target_ratio" in missing:
-        evaluation = priced.evaluate(tuning)
+        if evaluation.tuning is not tuning:  # the same tuning gives the same evaluation
+            evaluation = priced.evaluate(tuning)
         target = evaluation.span_target_tokens
         bound = round(target / cm, 4)
         if evaluation.reason == "target_below_min":
@@ -229,6 +245,11 @@ def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> Du
     )
 
 
+#: (changed, release evidence) of a context from its (system, context) messages: what
+#: `sources.evidence.release_evidence` gives, with the reader's facts bound in.
+EvidenceOf = Callable[[tuple[tuple[Message, ...], tuple[Message, ...]]], tuple[bool, Any]]
+
+
 def dump_artifact(
     dump: DumpFile,
     run: EvaluationRun | None,
@@ -236,12 +257,14 @@ def dump_artifact(
     timeline: list[dict[str, Any]] | None = None,
     earlier_kept_ids: Callable[[], frozenset[str]] | None = None,
     tool_lists: ToolLists | None = None,
+    evidence: EvidenceOf | None = None,
 ) -> Artifact:
     """The dump as an artifact: the rebuilt context before, the context after, and the record.
 
     `earlier_kept_ids` gives (on demand) the context_message_ids that earlier dumps of the
     same context kept, whose usage records were therefore stale before this compression;
-    `tool_lists` parses each distinct tool list of a load once.
+    `tool_lists` parses each distinct tool list of a load once; `evidence` gives the
+    rebuilt context's release evidence (set when the snapshot is made, not copied in after).
     """
     rebuild = rebuild_context(dump, tool_lists)
     check = _check_of(run)
@@ -252,6 +275,10 @@ def dump_artifact(
     snapshot, stale_info = _rebuilt_snapshot(
         dump, rebuild, out, span_first, check, counters, earlier_kept_ids
     )
+    if snapshot is not None and evidence is not None:
+        changed, found = evidence((snapshot.system_messages, snapshot.messages))
+        if changed:
+            snapshot = replace(snapshot, release_evidence=found)
     note = _span_note(dump, run)
     if note is not None:
         out.unrecoverable.append(note)

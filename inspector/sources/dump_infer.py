@@ -123,20 +123,48 @@ class _NoCounts(TokenCounter):
 _STRUCTURE_ONLY = _NoCounts()
 
 
+#: Tunings made from equal values (a folder's dumps recover a few): Tuning is frozen.
+_TUNINGS: dict[tuple[tuple[str, type, Any], ...], Tuning] = {}
+_TUNINGS_KEPT = 1024
+_DEFAULT_TUNING = Tuning()
+
+
 def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
     """The tuning of `values`; an out-of-range value is dropped (default used) with a note."""
+    # the value's type is in the key (1, 1.0 and True are equal but make different
+    # tunings), a float by its repr (0.0 and -0.0 too)
+    key = tuple(
+        (name, type(value), repr(value) if type(value) is float else value)
+        for name, value in values.items()
+    )
     try:
-        return Tuning().with_(**values)
+        known = _TUNINGS.get(key)
+    except TypeError:  # an unhashable value: made, not remembered
+        key, known = (), None
+    if known is not None:
+        return known
+    try:
+        made = _DEFAULT_TUNING.with_(**values)
     except ConfigError as error:
         notes.append(f"recorded {error.field} {error.value!r} is out of range: default used")
         values.pop(error.field, None)
         return safe_tuning(values, notes)
+    if key:
+        if len(_TUNINGS) >= _TUNINGS_KEPT:
+            _TUNINGS.clear()
+        _TUNINGS[key] = made
+    return made
 
 
 def infer_keep(
-    rebuild: Rebuild, dump: DumpFile, span_first: dict[str, int] | None, counters: CounterProvider
+    rebuild: Rebuild,
+    dump: DumpFile,
+    span_first: dict[str, int] | None,
+    counters: CounterProvider,
+    priced: PricedContext | None = None,
 ) -> tuple[int | None, str]:
-    """keep_recent that reproduces the tail first built (tool-boundary widening included)."""
+    """keep_recent that reproduces the tail first built (tool-boundary widening included);
+    `priced`: the rebuilt messages already priced (its counts are not read here)."""
     assert rebuild.messages is not None
     if span_first is not None:
         tail, how = span_first["protected_tail"], "span_built.protected_tail"
@@ -145,7 +173,8 @@ def infer_keep(
     else:
         return None, ""
     # only the tool-boundary rule is needed here: counting 20,000 messages would be wasted
-    priced = PricedContext((), rebuild.messages, (), _STRUCTURE_ONLY)
+    if priced is None or priced.messages is not rebuild.messages:
+        priced = PricedContext((), rebuild.messages, (), _STRUCTURE_ONLY)
     if priced.adjust_keep(tail) == tail:
         return tail, f"{how} = {tail}"
     for keep in range(0, tail):

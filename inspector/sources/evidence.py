@@ -15,11 +15,12 @@ Must not import Textual or Rich.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.messages import Message
 from inspector.core.releases.detect import ArtifactEvidence, collect_evidence
 from inspector.core.timeline import EvaluationRun
 
@@ -90,15 +91,53 @@ def with_evidence(
     snapshot = artifact.snapshot
     if snapshot is None:
         return artifact
-    items = list(objects)
-    current = snapshot.release_evidence
-    current = current if isinstance(current, ArtifactEvidence) else None
+    changed, evidence = _added(_current(snapshot.release_evidence), list(objects), llm_log)
+    return _replaced(artifact, snapshot, evidence) if changed else artifact
+
+
+def _current(evidence: Any) -> ArtifactEvidence | None:
+    return evidence if isinstance(evidence, ArtifactEvidence) else None
+
+
+def _added(
+    current: ArtifactEvidence | None, items: list[Any], llm_log: bool
+) -> tuple[bool, ArtifactEvidence | None]:
+    """(changed, evidence) of `with_evidence`: `current` with these facts added."""
     if not items and (not llm_log or (current is not None and current.has_llm_request_log)):
-        return artifact
+        return False, current
     evidence = merged(current, items, llm_log)
     if not _has_facts(evidence):
-        return artifact
+        return False, current
+    return True, evidence
+
+
+def _replaced(artifact: Artifact, snapshot: Any, evidence: ArtifactEvidence | None) -> Artifact:
     return replace(artifact, snapshot=replace(snapshot, release_evidence=evidence))
+
+
+def release_evidence(
+    current: Any,
+    contexts: tuple[Sequence[Message], Sequence[Message]],
+    objects: Iterable[Any],
+    neighbours: Callable[[], list[Any]],
+    llm_log: bool = False,
+) -> tuple[bool, Any]:
+    """(changed, evidence): what `evidence_for` puts on a snapshot whose evidence is
+    `current` and whose (system, context) messages are `contexts`; a reader that makes
+    the snapshot itself sets it there (`dump_artifact`) instead of copying it after."""
+    items = list(objects)
+    known = _current(current)
+    own = merged(known, items)
+    if not _has_facts(own) and not any(
+        m.usage_metadata is not None for part in contexts for m in part
+    ):
+        return _added(known, list(neighbours()), llm_log)
+    if not items and (not llm_log or (known is not None and known.has_llm_request_log)):
+        return False, current
+    own.has_llm_request_log = own.has_llm_request_log or llm_log
+    if not _has_facts(own):
+        return False, current
+    return True, own
 
 
 def evidence_for(
@@ -112,17 +151,11 @@ def evidence_for(
     snapshot = artifact.snapshot
     if snapshot is None:
         return artifact
-    items = list(objects)
-    current = snapshot.release_evidence
-    current = current if isinstance(current, ArtifactEvidence) else None
-    own = merged(current, items)
-    if not _has_facts(own) and not any(
-        m.usage_metadata is not None for m in (*snapshot.system_messages, *snapshot.messages)
-    ):
-        return with_evidence(artifact, neighbours(), llm_log)
-    if not items and (not llm_log or (current is not None and current.has_llm_request_log)):
-        return artifact
-    own.has_llm_request_log = own.has_llm_request_log or llm_log
-    if not _has_facts(own):
-        return artifact
-    return replace(artifact, snapshot=replace(snapshot, release_evidence=own))
+    changed, evidence = release_evidence(
+        snapshot.release_evidence,
+        (snapshot.system_messages, snapshot.messages),
+        objects,
+        neighbours,
+        llm_log,
+    )
+    return _replaced(artifact, snapshot, evidence) if changed else artifact

@@ -117,15 +117,29 @@ def _link_target(path: Path) -> str:
         return "?"
 
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_fd(path: Path) -> tuple[int, int]:
+    """(descriptor, size) of `path` opened for reading, refusing (NotRegularFile) anything
+    but a regular file; the open itself never blocks (O_NONBLOCK)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        problem = kind_problem(info.st_mode)
+        if problem is not None:
+            raise NotRegularFile(errno.EINVAL, problem, str(path))
+        return fd, info.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for binary reading, refusing (NotRegularFile) anything but a regular
     file; the open itself never blocks (O_NONBLOCK), so a FIFO swapped in cannot hang it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd, _ = _open_fd(path)
     try:
-        problem = kind_problem(os.fstat(fd).st_mode)
-        if problem is not None:
-            raise NotRegularFile(errno.EINVAL, problem, str(path))
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -133,9 +147,16 @@ def open_regular(path: Path) -> BinaryIO:
 
 
 def read_regular(path: Path) -> bytes:
-    """The whole of a regular file (see `open_regular`)."""
-    with open_regular(path) as handle:
-        return handle.read()
+    """The whole of a regular file (see `open_regular`): read to its end on the descriptor,
+    without a buffered reader (a folder's small files are read whole, one after another)."""
+    fd, size = _open_fd(path)
+    try:
+        parts = [os.read(fd, size + 1)]
+        while parts[-1]:  # a file that grew, or a short read: on to the end
+            parts.append(os.read(fd, max(size, 1 << 16)))
+        return parts[0] if len(parts) == 2 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def walk_files(

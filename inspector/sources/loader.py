@@ -81,8 +81,8 @@ from inspector.sources.classify import (
 )
 from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, ToolLists, kept_message_ids
-from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
-from inspector.sources.evidence import dump_objects, evidence_for, run_objects
+from inspector.sources.dump_artifact import EvidenceOf, dump_artifact, dump_header_artifact
+from inspector.sources.evidence import dump_objects, evidence_for, release_evidence, run_objects
 from inspector.sources.files import (
     FOLDER_SUFFIXES,
     expand_source,
@@ -372,29 +372,39 @@ class _Streamer:
             self._facts = neighbour_facts(self._fact_records)
         return self._facts
 
-    def _near_llm_log(self, artifact: Artifact) -> bool:
+    def _near_llm_log(self, source: str, session: str | None) -> bool:
         """True when an `llm_request.jsonl` lies in the artifact's folder or logs its session."""
-        if os.path.dirname(artifact.source) in self.llm_dirs:
+        if os.path.dirname(source) in self.llm_dirs:
             return True
-        session = artifact.session_id
         return bool(session) and safe_name(session or "") in self.llm_sessions
 
     def _evidence(self, artifact: Artifact, objects: list[Any]) -> Artifact:
         """The artifact with the release facts its reader saw, else those beside it."""
+        return evidence_for(
+            artifact,
+            objects,
+            self._neighbours(artifact.source, artifact.session_id),
+            self._near_llm_log(artifact.source, artifact.session_id),
+        )
+
+    def _evidence_of(self, source: str, session: str | None, objects: list[Any]) -> EvidenceOf:
+        """`_evidence` for a snapshot not made yet (`dump_artifact` sets it when made)."""
+        neighbours = self._neighbours(source, session)
+        llm_log = self._near_llm_log(source, session)
+        return lambda contexts: release_evidence(None, contexts, objects, neighbours, llm_log)
+
+    def _neighbours(self, source: str, session: str | None) -> Callable[[], list[Any]]:
+        """The release facts beside an artifact (its folder's, else its session's records)."""
 
         def neighbours() -> list[Any]:
             dir_facts, session_facts = self.neighbour_facts()
             return (
-                dir_facts.get(os.path.dirname(artifact.source))
-                or (
-                    session_facts.get(safe_name(artifact.session_id))
-                    if artifact.session_id
-                    else None
-                )
+                dir_facts.get(os.path.dirname(source))
+                or (session_facts.get(safe_name(session)) if session else None)
                 or []
             )
 
-        return evidence_for(artifact, objects, neighbours, self._near_llm_log(artifact))
+        return neighbours
 
     def _attach_calls(self, evaluations: dict[str, list[EvaluationRun]]) -> None:
         """Each model call's artifact, with its evaluations and timeline, after the file's other
@@ -499,13 +509,16 @@ class _Streamer:
         return errors, entries
 
     def _late_file(self, file: Path) -> Iterator[LoadResult]:
-        """A dump file read in full at its turn (anything else found in it is yielded too)."""
+        """A dump file read in full at its turn (anything else found in it is yielded too).
+
+        Read and made into results under one pause of the collector (each pause's end
+        costs a young collection of what it made)."""
         with gc_paused():
             load = load_one(file, 0, False, self.max_file_bytes, self.skipped)
-        self._tick()
-        yield from load.errors
-        for dump in load.dumps:
-            yield self._dump_result(dump, file)
+            self._tick()
+            results: list[LoadResult] = list(load.errors)
+            results.extend(self._made_result(dump, file) for dump in load.dumps)
+        yield from results
         if load.records:
             late_runs, _ = link_runs(group_runs(load.records), [], dumps_loaded=True)
             for run in late_runs:
@@ -543,15 +556,20 @@ class _Streamer:
                 dump, run, self._timeline(dump.ref.session_id), self._after_counts.get(dump.id)
             )
         try:
-            artifact = dump_artifact(
+            evidence = self._evidence_of(
+                dump.source,
+                dump.session_id or dump.name_session,
+                [*dump_objects(dump.raw), *run_objects(run)],
+            )
+            return dump_artifact(
                 dump,
                 run,
                 self.provide,
                 self._timeline(dump.ref.session_id),
                 lambda: self._earlier_kept(dump),
                 self._tool_lists,
+                evidence,
             )
-            return self._evidence(artifact, [*dump_objects(dump.raw), *run_objects(run)])
         except InspectorError as error:
             return LoadError(
                 str(path),

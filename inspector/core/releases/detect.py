@@ -74,14 +74,21 @@ class ReleaseDetection:
         return self.source != "assumed"
 
 
+#: JSON's scalar types: never a list or a mapping, told apart without an ABC check (a
+#: folder's full load walks every value of every record).
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _walk(value: Any, evidence: ArtifactEvidence, depth: int = 0) -> None:
     if depth > 12:
         return
-    if isinstance(value, list):
+    kind = type(value)
+    if kind is list or (kind is not dict and isinstance(value, list)):
         for item in value:
-            _walk(item, evidence, depth + 1)
+            if type(item) not in _SCALARS:
+                _walk(item, evidence, depth + 1)
         return
-    if not isinstance(value, Mapping):
+    if kind is not dict and not isinstance(value, Mapping):
         return
     _record_facts(value, evidence)
     for key, item in value.items():
@@ -95,8 +102,9 @@ def _walk(value: Any, evidence: ArtifactEvidence, depth: int = 0) -> None:
                 evidence.usage_details.extend(
                     d for d in details[:_MAX_ITEMS] if isinstance(d, Mapping)
                 )
-        elif isinstance(item, list | Mapping) and key not in ("content", "parameters"):
-            _walk(item, evidence, depth + 1)
+        elif type(item) not in _SCALARS and key not in ("content", "parameters"):
+            if isinstance(item, list | Mapping):
+                _walk(item, evidence, depth + 1)
 
 
 def _record_facts(record: Mapping[str, Any], evidence: ArtifactEvidence) -> None:
