@@ -7,7 +7,6 @@ import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import (
@@ -25,14 +24,12 @@ from inspector.core.strategy.selection import Selection, select
 from inspector.core.tokens import TokenCounter
 from inspector.encoding import load_cl100k
 from inspector.sources.cache import TokenCache, cached_counters, warm_counter
-from inspector.sources.debugstream import stream_log_runs, stream_logs, streamable
+from inspector.sources.debugstream import stream_logs, streamable
 from inspector.sources.jsonio import STREAM_MIN_BYTES
 from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
-
-    from inspector.core.timeline import EvaluationRun
 
 
 def shown_names(artifact: Artifact) -> Artifact:
@@ -148,22 +145,6 @@ class ReportRun:
             if progress is not None:
                 progress.stop()
             self.cache.flush()
-
-    def streamed_runs(self) -> Iterator[EvaluationRun] | None:
-        """The settled runs of the sources when they are streamed debug logs (see
-        `artifacts`), each load error reported and counted as there; None otherwise. For
-        readers of what a run recorded (`stats`): no artifact is built."""
-        logs = streamable(self.sources, self.stream_min_bytes)
-        if logs is None:
-            return None
-        return self._runs(logs)
-
-    def _runs(self, logs: list[Path]) -> Iterator[EvaluationRun]:
-        for item in stream_log_runs(logs):
-            if isinstance(item, LoadError):
-                self.report_error(item)
-            else:
-                yield item
 
     def report_error(self, error: LoadError) -> None:
         """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""

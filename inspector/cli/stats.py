@@ -63,7 +63,7 @@ def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
 
 def _streamed(report: ReportRun) -> dict[str, Any] | None:
     """Stats and findings in one pass over the runs of streamed debug logs (None when the
-    sources are not streamed: `ReportRun.streamed_runs`), counted from each run's records
+    sources are not streamed: `debugstream.streamable`), counted from each run's records
     (`DebugRunTally.add_alone`, no run made); each load error reported as there. A
     streamed run has no context, so no finding (`_found`), and logs alone hold no dump, so
     no folder finding."""

@@ -258,9 +258,3 @@ def stream_logs(paths: Sequence[Path]) -> Iterator[Artifact | LoadError]:
     """`stream_debug_log` over several logs, in order."""
     for path in paths:
         yield from stream_debug_log(path)
-
-
-def stream_log_runs(paths: Sequence[Path]) -> Iterator[EvaluationRun | LoadError]:
-    """`stream_debug_runs` over several logs, in order."""
-    for path in paths:
-        yield from stream_debug_runs(path)
