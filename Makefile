@@ -21,7 +21,7 @@ run: $(VENV)/.installed
 # two workers: the suite is CPU-bound and the machines have two cores; the property tests
 # run the same cases every time (FUZZ_SEED), so a red run is reproducible
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG)
+	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG) -m "not slow"
 
 # the Spark recipe of the decision index, in local mode (a JVM; the `spark` extra, ~400 MB)
 $(VENV)/.spark-installed: pyproject.toml | $(VENV)/.installed
@@ -36,11 +36,13 @@ check: $(VENV)/.installed
 	$(BIN)/ruff check inspector tests slow_tests bench tools scripts parity_live
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG)
+	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG) -m "not slow"
 
-# the suites too slow for `make test` (about two minutes on two cores): every benchmark script
-# on tiny inputs, and the decision index of a generated 5,000-file fleet with DuckDB
+# the suites too slow for `make test` (about three minutes on two cores): the slowest tests of
+# tests/ (marked `slow` in tests/conftest.py), every benchmark script on tiny inputs, and the
+# decision index of a generated 5,000-file fleet with DuckDB
 test-slow: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -n 2 $(SEED_FLAG) -m slow tests
 	$(BIN)/python -m pytest -q -n 2 slow_tests/test_bench_quick.py slow_tests/test_index_fleet.py
 
 # the hardening fuzz suite at full size: FUZZ_CASES mutated real files (make test runs 150),

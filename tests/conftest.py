@@ -55,3 +55,41 @@ def _private_token_cache(
     monkeypatch.setenv("CONTEXT_INSPECTOR_CACHE_DIR", str(tmp_path_factory.mktemp("token-cache")))
     # and no test writes the user's preferences (theme, folders) either
     monkeypatch.setenv("CONTEXT_INSPECTOR_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
+
+
+#: The slowest tests of `tests/` (4-15 s each, about 150 s together; `pytest --durations=60`
+#: on 2 workers): marked `slow`, so that `make test` (`-m "not slow"`) stays near five
+#: minutes; `make test-slow`, which CI runs, runs them (`-m slow`).
+SLOW_TESTS = frozenset(
+    (
+        "tests/test_tui_app.py::test_random_keys_never_crash_at_80x24",
+        "tests/test_tui_render.py::test_region_reason_and_detail_for_every_message_of_parity_cases",
+        "tests/test_standard_frontends.py::test_context_view_on_a_standard_snapshot",
+        "tests/test_tui_hybrid.py::test_hybrid_outcomes_verdict_and_why_equal_core",
+        "tests/test_tui_rerun_prefs.py::test_nothing_saved_gives_the_defaults_and_remember_saves_the_typed_values",
+        "tests/test_tui_app.py::test_every_tuning_control_recomputes_like_core",
+        "tests/test_tui_speed.py::test_strategies_open_behind_a_progress_that_cancels",
+        "tests/test_tui_speed.py::test_tuning_survives_going_back_and_reopening",
+        "tests/test_tui_rerun.py::test_rerun_before_after_and_write",
+        "tests/test_tui_rerun_progress.py::test_q_during_a_rerun_asks_once_then_quits",
+        "tests/test_cli_core.py::test_why_on_parity_jsonl_prints_one_line_per_case_in_order",
+        "tests/test_strategy_releases.py::test_without_the_release_the_flag_decides_and_the_report_says_so",
+        "tests/test_tui_live_context.py::test_a_live_agents_new_window_updates_the_open_window",
+        "tests/test_tui_pins_views.py::test_pinned_flips_and_strategies_equal_the_cli",
+        "tests/test_formats_schema.py::test_every_reference_snapshot_validates_against_the_printed_schema",
+        "tests/test_tui_speed.py::test_help_and_context_fit_each_terminal_size",
+        "tests/test_tui_switch_race.py::test_p_then_s_at_once_opens_the_sweep_of_the_new_processor",
+        "tests/test_tui_latency.py::test_the_incremental_filter_shows_what_a_full_rebuild_shows",
+        "tests/test_tui_rerun.py::test_missing_key_is_reported_in_the_form",
+        "tests/test_tui_speed.py::test_mouse_clicks_a_row_a_tab_a_bar_segment_and_a_flip",
+        "tests/test_folder_tui_first_rows.py::test_first_screen_is_drawn_before_the_load_starts",
+        "tests/test_tui_latency.py::test_the_footer_redraws_only_when_its_keys_change",
+    )
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test of `SLOW_TESTS` (every parameter of it) `slow`."""
+    for item in items:
+        if item.nodeid.split("[", 1)[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
