@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +95,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.split("[", 1)[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+def fresh_interpreter_json(
+    code: str, *args: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run `code` in a new interpreter from the repository's root and read the JSON object
+    it prints (the start-up tests: what a fresh process imports, builds and says)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env=env,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result

@@ -5,13 +5,11 @@ fresh interpreter (a module another test imported cannot hide a regression)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, fresh_interpreter_json
 
 DUMP = (
     REPO
@@ -68,16 +66,7 @@ STANDARD_CONSTANTS = ("inspector.core.standard", "inspector.core.standard.releas
 
 def _run(tmp_path: Path, *args: str) -> dict[str, object]:
     env = {"CONTEXT_INSPECTOR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-        env=env,
-    )
-    result: dict[str, object] = json.loads(done.stdout)
-    return result
+    return fresh_interpreter_json(_CHILD, *args, env=env)
 
 
 def _loaded(result: dict[str, object], prefixes: tuple[str, ...]) -> list[str]:

@@ -6,12 +6,10 @@ of bad input, compared with a fresh interpreter in which every model is built ea
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 from inspector.formats import SCHEMA_NAMES
-from tests.conftest import REPO
+from tests.conftest import fresh_interpreter_json
 
 #: Run in both interpreters: every schema, and the messages of bad input.
 _PROBE = """
@@ -79,15 +77,7 @@ pydantic.ConfigDict = _eager
 
 
 def _probe(prefix: str = "") -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", prefix + _PROBE],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return fresh_interpreter_json(prefix + _PROBE)
 
 
 def test_deferred_models_publish_and_refuse_as_eager_ones() -> None:
