@@ -1,7 +1,9 @@
 """Arguments and helpers shared by the subcommands: tuning flags, default sources, output.
 
 Every command's stdout and stderr go through `masked_output` (secrets masked line by line,
-the user's API key and header values always). Never imports Textual.
+the user's API key and header values always). The strategy registry is imported by the
+helpers that read it, not here: every command imports this module, and a command without
+TUNING flags (`stats`) never reads the registry. Never imports Textual.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import ConfigError
 from inspector.core.redact import MASK, Masker
-from inspector.core.strategy import registry
 from inspector.core.tuning import apply_overrides  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class UsageError(Exception):
 def _flag_fields() -> dict[str, list[FieldInfo]]:
     """Every settings field of every strategy, grouped by the CLI flag that sets it (every
     strategy is imported)."""
+    from inspector.core.strategy import registry
     from inspector.core.strategy.fields import fields_of
 
     grouped: dict[str, list[FieldInfo]] = {}
@@ -57,6 +59,8 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
     """The TUNING flags, from the registry's static table of every strategy's settings
     fields (no strategy is imported); absent flags keep the recorded values. `skip`: flags
     the command defines itself."""
+    from inspector.core.strategy import registry
+
     group = parser.add_argument_group("tuning (overrides what the source recorded)")
     group.add_argument(
         "--processor",
@@ -93,6 +97,8 @@ def add_tuning_arguments(parser: argparse.ArgumentParser, skip: Sequence[str] = 
 
 def tuning_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The tuning fields the user set on the command line, by flag name."""
+    from inspector.core.strategy import registry
+
     out: dict[str, Any] = {}
     for key in ("processor", "family"):
         if getattr(args, key, None) is not None:
@@ -106,6 +112,8 @@ def tuning_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def check_overrides(overrides: dict[str, Any]) -> None:
     """Validate flag values up front so a bad one is a usage error naming the flag."""
+    from inspector.core.strategy import registry
+
     if "processor" in overrides:
         try:
             registry.resolve(str(overrides["processor"]), overrides.get("family"))
@@ -131,6 +139,8 @@ def check_overrides(overrides: dict[str, Any]) -> None:
 def _accepts(field: str, value: Any, family: str | None, errors: list[ConfigError]) -> bool:
     """Whether some settings model with `field` (of the `--family` asked for, if any) takes
     `value`; each refusal is appended to `errors`."""
+    from inspector.core.strategy import registry
+
     models = {
         s.settings_model
         for s in registry.all_strategies()

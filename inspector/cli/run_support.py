@@ -1,11 +1,17 @@
-"""The loop every report command shares: load sources, apply tuning, diagnose, report errors."""
+"""The loop every report command shares: load sources, apply tuning, diagnose, report errors.
+
+What only some runs need is imported where it is first used: the strategies, the token
+counters and their cache, and the folder loader (`load_paths`, an attribute of this module
+made on first read). A `stats` over streamed debug logs (`sources.debugstream`) needs none
+of them, and its whole process is the budget (`tests/test_logstats2_startup.py`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,17 +25,26 @@ from inspector.cli.common import (
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import ConfigError
 from inspector.core.redact import escape_controls, shown_name
-from inspector.core.strategy.base import Decision, Prepared
-from inspector.core.strategy.selection import Selection, select
-from inspector.core.tokens import TokenCounter
-from inspector.encoding import load_cl100k
-from inspector.sources.cache import TokenCache, cached_counters, warm_counter
 from inspector.sources.debugstream import stream_logs, streamable
 from inspector.sources.jsonio import STREAM_MIN_BYTES
-from inspector.sources.loader import load_paths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from inspector.core.strategy.base import Decision, Prepared
+    from inspector.core.strategy.selection import Selection
+    from inspector.core.tokens import TokenCounter
+    from inspector.sources.cache import TokenCache
+
+
+def __getattr__(name: str) -> Any:
+    """`load_paths`, imported on first read and kept here (so a test can replace it)."""
+    if name == "load_paths":
+        from inspector.sources.loader import load_paths
+
+        globals()[name] = load_paths
+        return load_paths
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def shown_names(artifact: Artifact) -> Artifact:
@@ -56,6 +71,14 @@ def _stderr_progress() -> Progress | None:
         console=console,
         transient=True,
     )
+
+
+def _load_paths() -> Callable[..., Iterator[Artifact | LoadError]]:
+    """The folder loader, `load_paths`, as this module holds it (imported on first use)."""
+    loader: Callable[..., Iterator[Artifact | LoadError]] = globals().get("load_paths") or (
+        __getattr__("load_paths")
+    )
+    return loader
 
 
 @dataclass
@@ -85,9 +108,7 @@ class ReportRun:
         self.sources = require_sources(getattr(args, "sources", []) or [])
         self.json = bool(getattr(args, "json", False))
         self.errors = 0
-        #: Per-message cl100k counts persist here (user cache dir or $CONTEXT_INSPECTOR_CACHE_DIR),
-        #: so reopening a big dump does not tokenize it again; best-effort, never fails a run.
-        self.cache = TokenCache()
+        self._cache: TokenCache | None = None
         self._counters: dict[str, TokenCounter] | None = None
         self._notices: set[tuple[str, str]] = set()
         #: Debug logs given alone and at least this big are streamed record by record
@@ -95,16 +116,31 @@ class ReportRun:
         self.stream_min_bytes = STREAM_MIN_BYTES
 
     @property
+    def cache(self) -> TokenCache:
+        """Per-message cl100k counts persist here (user cache dir or
+        $CONTEXT_INSPECTOR_CACHE_DIR), so reopening a big dump does not tokenize it again;
+        best-effort, never fails a run. Made on first use: a streamed `stats` never counts."""
+        if self._cache is None:
+            from inspector.sources.cache import TokenCache
+
+            self._cache = TokenCache()
+        return self._cache
+
+    @property
     def counters(self) -> dict[str, TokenCounter]:
         """The token counters, the cl100k one backed by `cache` (made on first use: a
         streamed `stats` never counts)."""
         if self._counters is None:
+            from inspector.sources.cache import cached_counters
+
             self._counters = cached_counters(self.cache)
         return self._counters
 
     @property
     def counting_note(self) -> str:
         """Which cl100k encoder counts, or why exact counting is unavailable."""
+        from inspector.encoding import load_cl100k
+
         return load_cl100k().note
 
     def artifacts(self) -> Iterator[Artifact]:
@@ -128,7 +164,7 @@ class ReportRun:
         items = (
             stream_logs(logs)
             if logs is not None
-            else load_paths(
+            else _load_paths()(
                 self.sources, counters=self.counters, progress=callback, contexts=self.contexts
             )
         )
@@ -144,7 +180,8 @@ class ReportRun:
         finally:
             if progress is not None:
                 progress.stop()
-            self.cache.flush()
+            if self._cache is not None:
+                self._cache.flush()
 
     def report_error(self, error: LoadError) -> None:
         """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""
@@ -162,6 +199,8 @@ class ReportRun:
         stderr, once per strategy, for flags that do not apply to it."""
         if artifact.snapshot is None:
             return None
+        from inspector.core.strategy.selection import select
+
         try:
             selection = select(artifact.snapshot, self.overrides)
         except ConfigError as error:
@@ -186,6 +225,8 @@ class ReportRun:
         mode = getattr(selection.settings, "token_mode", None)
         counter = self.counters.get(mode) if isinstance(mode, str) else None
         if counter is not None and counter.store is not None:
+            from inspector.sources.cache import warm_counter
+
             # batch the cache lookups and count the misses on both cores when it pays
             warm_counter(counter, [*snapshot.system_messages, *snapshot.messages], self.cache)
         strategy = selection.strategy

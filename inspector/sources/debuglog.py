@@ -10,7 +10,9 @@ produced a dump is reported once, by the dump's artifact, which carries the run'
 names that evaluation (processor, session, context and the check's `timestamp`), or names
 the same processor, session and context while the log holds one check for them (a
 scenario's `input.json`): then that snapshot is its context (rules in
-`inspector.sources.loader`). Must not import Textual or Rich.
+`inspector.sources.loader`). Must not import Textual or Rich; the record models
+(`inspector.formats.debug`, pydantic) are imported only for a record `plainly_valid` does
+not vouch for, so reading a well-formed log never loads them.
 """
 
 from __future__ import annotations
@@ -24,11 +26,24 @@ from typing import Any
 from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
 from inspector.core.errors import FormatError
 from inspector.core.timeline import EvaluationRun
-from inspector.formats.debug import parse_debug_record
 
 #: Keys a debug record has besides `event`: an object with `event` and one of these is
 #: meant to be a debug record, even when its `event` is not a string.
 _COMMON_KEYS = frozenset({"timestamp", "processor", "session_id", "context_id", "phase"})
+
+
+#: openJiuwen 0.1.19's log of model calls (`inspector.sources.llm_request` reads it): JSON
+#: Lines like a debug log's, but never one.
+LLM_REQUEST_FILE = "llm_request.jsonl"
+
+
+def is_llm_request(document: Any) -> bool:
+    """A `llm_request.jsonl` record: processor `llm_request`, event `pre_call`."""
+    return (
+        isinstance(document, Mapping)
+        and document.get("processor") == "llm_request"
+        and document.get("event") == "pre_call"
+    )
 
 
 def looks_like_debug_record(document: Any) -> bool:
@@ -56,6 +71,8 @@ def check_debug_record(record: Mapping[str, Any]) -> None:
     common case) is not handed to pydantic."""
     if plainly_valid(record):
         return
+    from inspector.formats.debug import parse_debug_record
+
     try:
         parse_debug_record(record)
     except FormatError as error:
