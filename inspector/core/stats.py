@@ -43,17 +43,18 @@ def _ratio(recorded: Mapping[str, Any]) -> float | None:
     return None
 
 
-def _count_reason(outcome: Outcome, reasons: Counter[str]) -> None:
-    """Count why a debug run did not compress (runs whose outcome is unknown are not counted)."""
+def _count_reason(outcome: Outcome, reasons: Counter[str], runs: int = 1) -> None:
+    """Count why `runs` debug runs did not compress (runs whose outcome is unknown are not
+    counted)."""
     if outcome.recorded == "silent_end":
-        reasons["silent_end (reached_threshold, then no record)"] += 1
+        reasons["silent_end (reached_threshold, then no record)"] += runs
     elif outcome.recorded is None or outcome.recorded == "unknown":
         return
     elif outcome.kind == "failed":
         why = outcome.reason or "unknown"
-        reasons[f"failed ({why})"] += 1
+        reasons[f"failed ({why})"] += runs
     elif outcome.kind == "not compressed":
-        reasons[outcome.reason or "unknown"] += 1
+        reasons[outcome.reason or "unknown"] += runs
 
 
 def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
@@ -171,15 +172,28 @@ def count_findings(found: Iterable[Sequence[Finding]]) -> dict[str, Any]:
 class DebugRunTally:
     """`compute_stats` over debug runs alone, fed one run's processor, outcome and retries
     at a time (a streamed debug log: no artifact is built for `stats`). `stats()` equals
-    `compute_stats` of the runs' debug artifacts (`tests/test_logs_stats_fast.py`)."""
+    `compute_stats` of the runs' debug artifacts (`tests/test_logs_stats_fast.py`).
+
+    Runs are counted by what decides their place in the stats (processor and outcome, or
+    processor and check reason for a run without retries, whose outcome that reason
+    decides): one dict increment a run; `stats()` adds each count where `compute_stats`
+    adds each run, in the order the counts were first seen, which is the order the runs
+    first added each processor's outcome and each reason (the same dicts, key for key).
+    Retries are counted as they come."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.by_processor: dict[str, Counter[str]] = {}
-        self.reasons: Counter[str] = Counter()
+        #: Runs counted per key: (processor, Outcome), or (processor, check reason).
+        self._runs: dict[tuple[str | None, Outcome | str | None], int] = {}
+        #: Each key's processor name and outcome, set when the key is first seen.
+        self._settled: dict[tuple[str | None, Outcome | str | None], tuple[str, Outcome]] = {}
         self.retries_by_type: dict[str, Counter[str]] = {}
         #: The outcome of a run without retries, by its check's reason (`add_alone`).
         self._alone: dict[str | None, Outcome] = {}
+
+    @property
+    def count(self) -> int:
+        """How many runs were counted."""
+        return sum(self._runs.values())
 
     def add_alone(
         self,
@@ -192,15 +206,20 @@ class DebugRunTally:
 
         Without retries, the outcome depends on the check's reason alone (all
         `alone_outcome` and `settled_outcome` read of a check): it is worked out once per
-        reason (most runs of a log)."""
+        reason, and the run is counted under (processor, reason) (most runs of a log)."""
         if not retries:
             reason = check.get("reason") if check is not None else None
             if reason is None or type(reason) is str:
+                key = (processor, reason)
+                runs = self._runs.get(key)
+                if runs is not None:
+                    self._runs[key] = runs + 1
+                    return
                 outcome = self._alone.get(reason)
                 if outcome is None:
                     word, causes = alone_outcome(check, retries)
                     outcome = self._alone[reason] = settled_outcome(word, check, causes, retries)
-                self.add(processor, outcome, retries)
+                self._first(key, outcome)
                 return
         word, causes = alone_outcome(check, retries)
         self.add(processor, settled_outcome(word, check, causes, retries), retries)
@@ -209,12 +228,12 @@ class DebugRunTally:
         self, processor: str | None, outcome: Outcome, retries: Iterable[Mapping[str, Any]]
     ) -> None:
         """Count one run, as `compute_stats` counts its debug artifact."""
-        self.count += 1
-        name = processor or "unknown"
-        held = self.by_processor.get(name)
-        if held is None:
-            held = self.by_processor[name] = Counter()
-        held[outcome.recorded or "unknown"] += 1
+        key = (processor, outcome)
+        runs = self._runs.get(key)
+        if runs is None:
+            self._first(key, outcome)
+        else:
+            self._runs[key] = runs + 1
         for retry in retries:
             if type(retry) is dict or isinstance(retry, Mapping):
                 kind = str(retry.get("error_type") or "unknown")
@@ -222,13 +241,24 @@ class DebugRunTally:
                 if by_reason is None:
                     by_reason = self.retries_by_type[kind] = Counter()
                 by_reason[str(retry.get("reason") or "unknown")] += 1
-        _count_reason(outcome, self.reasons)
+
+    def _first(self, key: tuple[str | None, Outcome | str | None], outcome: Outcome) -> None:
+        """Count the first run of a key."""
+        self._runs[key] = 1
+        self._settled[key] = (key[0] or "unknown", outcome)
 
     def stats(self, errors: int = 0) -> dict[str, Any]:
         """The `compute_stats` object for the runs counted."""
+        by_processor: dict[str, Counter[str]] = {}
+        reasons: Counter[str] = Counter()
+        for key, runs in self._runs.items():
+            name, outcome = self._settled[key]
+            by_processor.setdefault(name, Counter())[outcome.recorded or "unknown"] += runs
+            _count_reason(outcome, reasons, runs)
+        count = self.count
         out = compute_stats((), errors)
-        out["artifacts"] = {"debug": self.count} if self.count else {}
-        out["by_processor"] = {p: dict(c) for p, c in sorted(self.by_processor.items())}
-        out["not_compressed"] = dict(self.reasons.most_common())
+        out["artifacts"] = {"debug": count} if count else {}
+        out["by_processor"] = {p: dict(c) for p, c in sorted(by_processor.items())}
+        out["not_compressed"] = dict(reasons.most_common())
         out["retries_by_error_type"] = {k: dict(v) for k, v in sorted(self.retries_by_type.items())}
         return out

@@ -27,8 +27,10 @@ from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
 from inspector.core.timeline import EvaluationRun, RunKey, alone_run
 from inspector.sources.debuglog import (
+    LLM_REQUEST_FILE,
     check_debug_record,
     debug_artifact,
+    is_llm_request,
     looks_like_debug_record,
     near_debug_record,
     plainly_valid,
@@ -38,11 +40,10 @@ from inspector.sources.jsonio import (
     MAX_LINE_BYTES,
     ReadProblem,
     loads_strict,
-    loads_strict_bytes,
+    loads_strict_bytes_openings,
     parsed_too_deep,
     summarize_problems,
 )
-from inspector.sources.llm_request import LLM_REQUEST_FILE, is_llm_request
 
 T = TypeVar("T")
 
@@ -173,18 +174,22 @@ def run_artifact(run: EvaluationRun) -> Artifact:
 
 def _record(raw: bytes) -> dict[str, Any]:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
-    document = loads_strict_bytes(raw)  # `loads_strict(raw.decode("utf-8"))`
+    # `loads_strict(raw.decode("utf-8"))`, and how many containers the line opens
+    document, openings = loads_strict_bytes_openings(raw)
     # infinite numbers: refused by `loads_strict`; a line opening at most MAX_DEPTH
-    # containers cannot nest deeper (two byte counts instead of a walk)
-    if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and parsed_too_deep(document):
+    # containers cannot nest deeper (the parser's own count instead of a walk)
+    if openings > MAX_DEPTH and parsed_too_deep(document):
         raise ValueError("depth")
+    # `check_debug_record`'s first question, asked first: a record it vouches for is a
+    # dict with a string event other than `pre_call`, so a debug record and no llm_request
+    if plainly_valid(document):
+        return document  # type: ignore[no-any-return]
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")
     # `is_llm_request` wants the event `pre_call`: no other record need be asked
     if document.get("event") == "pre_call" and is_llm_request(document):
         raise ValueError("an llm_request record inside a debug log")
-    if not plainly_valid(document):  # `check_debug_record`'s first question, asked here
-        check_debug_record(document)
+    check_debug_record(document)
     return document  # type: ignore[no-any-return]
 
 

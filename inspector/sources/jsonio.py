@@ -99,10 +99,17 @@ def _finite_float(literal: str) -> float:
 
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
-#: `bytes.translate` table of the fast path's guard: digits become "0", "e" and "E" become
-#: "e", "[" and "{" become "[", every other byte a space ("+" is deleted): a number that
-#: may overflow to infinity then shows as "0e000" (a digit, then an exponent of 3 or more
-#: digits) or as a run of `_LONG_DIGITS` zeros, and the brackets count with one `count`.
+#: `bytes.translate` table and deleted bytes of the fast path's guard: digits become "0",
+#: "e" and "E" become "e", "[" and "{" become "[", a separator (`_GUARD_SEPARATORS`)
+#: becomes a space, and every other byte (most letters, non-ASCII) is deleted. A number
+#: that may overflow to infinity then shows as "0e000" (a digit, then an exponent of 3 or
+#: more digits: its bytes are all kept but "+", which is deleted) or as a run of
+#: `_LONG_DIGITS` zeros, and the brackets count with one `count`, in marks a fraction of
+#: the text's size. Deleting bytes can only join marks, never part them: a text the guard
+#: must refuse is always refused; the separators, which part JSON values, words, escapes
+#: and hex digits ("3e2f61" is no "0e000"), keep the others from being refused (a refusal
+#: costs only the stdlib decoder's time).
+_GUARD_SEPARATORS = b' ",:-\\abcdfABCDF'
 _GUARD_TABLE = bytes(
     ord("0")
     if chr(b).isdigit() and b < 128
@@ -112,6 +119,9 @@ _GUARD_TABLE = bytes(
     if b in b"[{"
     else ord(" ")
     for b in range(256)
+)
+_GUARD_DELETE = bytes(
+    b for b in range(256) if _GUARD_TABLE[b] == ord(" ") and b not in _GUARD_SEPARATORS
 )
 #: A digit and an exponent of 3+ digits (1e308, 1.5E+400, 1e0400): any overflow via the
 #: exponent (in JSON an exponent always follows a digit, so "E401" in a text is no match).
@@ -151,10 +161,10 @@ def _stack_has_room(levels: int) -> bool:
 def _guard_ok(data: bytes) -> int | None:
     """The number of "[" and "{" in `data`, or None when a number in it may overflow to
     infinity or be a digit run too long (the stdlib decoder must decide)."""
-    marks = data.translate(_GUARD_TABLE, b"+")
+    marks = data.translate(_GUARD_TABLE, _GUARD_DELETE)
     if _BIG_EXPONENT in marks:
         return None
-    if marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks:
+    if len(marks) >= _LONG_DIGITS and marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks:
         return None
     return marks.count(b"[")
 
@@ -180,20 +190,24 @@ def _fast_value(data: bytes | str) -> Any:
     if isinstance(data, str):
         if len(data) >= _BIG_TEXT and data.count('"') * _BYTES_PER_QUOTE < len(data):
             return _SLOW
-        raw = data.encode("utf-8")
-    else:
-        if len(data) >= _BIG_TEXT and data.count(b'"') * _BYTES_PER_QUOTE < len(data):
-            return _SLOW
-        raw = data
+        return _fast_bytes(data.encode("utf-8"))[0]
+    return _fast_bytes(data)[0]
+
+
+def _fast_bytes(raw: bytes) -> tuple[Any, int]:
+    """`_fast_value` of bytes, with the number of "[" and "{" in them when it answers (the
+    guard counts them anyway: `loads_strict_bytes_openings`), else (`_SLOW`, -1)."""
+    if len(raw) >= _BIG_TEXT and raw.count(b'"') * _BYTES_PER_QUOTE < len(raw):
+        return _SLOW, -1
     levels = _guard_ok(raw)
     if levels is None:
-        return _SLOW
+        return _SLOW, -1
     if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
-        return _SLOW
+        return _SLOW, -1
     try:
-        return from_json(raw, allow_inf_nan=False)
+        return from_json(raw, allow_inf_nan=False), levels
     except Exception:  # noqa: BLE001 - any refusal: the stdlib decoder says why, in its words
-        return _SLOW
+        return _SLOW, -1
 
 
 def loads_strict(text: str) -> Any:
@@ -214,10 +228,21 @@ def loads_strict_bytes(data: bytes) -> Any:
     """`loads_strict(data.decode("utf-8"))`, the same value or exception
     (UnicodeDecodeError included), without decoding when the fast path answers."""
     if not data.startswith(b"\xef\xbb\xbf"):
-        value = _fast_value(data)
+        value = _fast_bytes(data)[0]
         if value is not _SLOW:
             return value
     return loads_strict(data.decode("utf-8"))
+
+
+def loads_strict_bytes_openings(data: bytes) -> tuple[Any, int]:
+    """`loads_strict_bytes(data)` and the number of "[" and "{" in `data`: a bound on the
+    value's nesting (a value nests no deeper than its text opens containers), so a reader
+    that refuses nesting past MAX_DEPTH walks only a value whose text opens more."""
+    if not data.startswith(b"\xef\xbb\xbf"):
+        value, openings = _fast_bytes(data)
+        if value is not _SLOW:
+            return value, openings
+    return loads_strict(data.decode("utf-8")), data.count(b"[") + data.count(b"{")
 
 
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
