@@ -9,9 +9,11 @@ never from the fast path's code.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -369,10 +371,18 @@ def test_read_json_file_reads_the_same_without_the_fast_path(raw: bytes) -> None
         path = Path(folder) / "f.json"
         path.write_bytes(raw)
         fast = _read(path)
-        original = jsonio._fast_value
-        jsonio._fast_value = lambda data: jsonio._SLOW  # type: ignore[assignment]
-        try:
+        with fast_path_off():
             slow = _read(path)
-        finally:
-            jsonio._fast_value = original  # type: ignore[assignment]
     assert fast == slow
+
+
+@contextlib.contextmanager
+def fast_path_off() -> Iterator[None]:
+    """Every parse by the stdlib decoder alone (text or bytes)."""
+    value, pair = jsonio._fast_value, jsonio._fast_bytes
+    jsonio._fast_value = lambda data: jsonio._SLOW  # type: ignore[assignment]
+    jsonio._fast_bytes = lambda raw: (jsonio._SLOW, -1)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        jsonio._fast_value, jsonio._fast_bytes = value, pair  # type: ignore[assignment]

@@ -100,29 +100,18 @@ def _finite_float(literal: str) -> float:
 _STRICT_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 #: `bytes.translate` table and deleted bytes of the fast path's guard: digits become "0",
-#: "e" and "E" become "e", "[" and "{" become "[", a separator (`_GUARD_SEPARATORS`)
-#: becomes a space, and every other byte (most letters, non-ASCII) is deleted. A number
-#: that may overflow to infinity then shows as "0e000" (a digit, then an exponent of 3 or
-#: more digits: its bytes are all kept but "+", which is deleted) or as a run of
+#: "e" and "E" become "e", "[" and "{" become "[", a separator becomes a space, and every
+#: other byte (most letters, "+", non-ASCII) is deleted. A number that may overflow to
+#: infinity then shows as "0e000" (a digit, then an exponent of 3+ digits) or as a run of
 #: `_LONG_DIGITS` zeros, and the brackets count with one `count`, in marks a fraction of
-#: the text's size. Deleting bytes can only join marks, never part them: a text the guard
+#: the text's size. Deleting bytes only joins marks, never parts them: a text the guard
 #: must refuse is always refused; the separators, which part JSON values, words, escapes
 #: and hex digits ("3e2f61" is no "0e000"), keep the others from being refused (a refusal
 #: costs only the stdlib decoder's time).
 _GUARD_SEPARATORS = b' ",:-\\abcdfABCDF'
-_GUARD_TABLE = bytes(
-    ord("0")
-    if chr(b).isdigit() and b < 128
-    else ord("e")
-    if b in b"eE"
-    else ord("[")
-    if b in b"[{"
-    else ord(" ")
-    for b in range(256)
-)
-_GUARD_DELETE = bytes(
-    b for b in range(256) if _GUARD_TABLE[b] == ord(" ") and b not in _GUARD_SEPARATORS
-)
+_GUARD_KEPT = b"0123456789eE[{" + _GUARD_SEPARATORS
+_GUARD_TABLE = bytes.maketrans(_GUARD_KEPT, b"0000000000ee[[".ljust(len(_GUARD_KEPT)))
+_GUARD_DELETE = bytes(b for b in range(256) if b not in _GUARD_KEPT)
 #: A digit and an exponent of 3+ digits (1e308, 1.5E+400, 1e0400): any overflow via the
 #: exponent (in JSON an exponent always follows a digit, so "E401" in a text is no match).
 _BIG_EXPONENT = b"0e000"
@@ -332,10 +321,13 @@ def _problem_from_error(error: Exception, text: str, line_label: str | None = No
 
 
 def _parse_one(
-    text: str, label: str | None, check_nesting: NestingCheck = True
+    text: str, label: str | None, check_nesting: NestingCheck = True, raw: bytes | None = None
 ) -> tuple[Any, ReadProblem | None]:
+    """`text` parsed, or its problem; `raw`: the UTF-8 bytes `text` was decoded from (with
+    the line break still at their end, if any), parsed instead when the fast path answers
+    (the text is not encoded again), the text otherwise, for the same value and words."""
     try:
-        value = loads_strict(text)
+        value, openings = _loads_text(text, raw)
     except _Infinite:
         return None, _value_problem("infinite", label)
     except (ValueError, RecursionError) as error:
@@ -343,11 +335,21 @@ def _parse_one(
     if (
         (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
         # a value nests no deeper than its text has opening brackets: most need no walk
-        and text.count("[") + text.count("{") > MAX_DEPTH
+        and openings > MAX_DEPTH
         and _too_deep(value)
     ):
         return None, _value_problem("depth", label)
     return value, None
+
+
+def _loads_text(text: str, raw: bytes | None) -> tuple[Any, int]:
+    """`loads_strict(text)` and its number of "[" and "{", from `raw` (`_parse_one`) when
+    the fast path answers (a line break left at its end is whitespace to the parser)."""
+    if raw is not None and not raw.startswith(b"\xef\xbb\xbf"):
+        value, openings = _fast_bytes(raw)
+        if value is not _SLOW:
+            return value, openings
+    return loads_strict(text), text.count("[") + text.count("{")
 
 
 def _value_problem(kind: str | None, label: str | None) -> ReadProblem | None:
@@ -447,10 +449,12 @@ def read_json_file(
     if whole is not None:
         return whole
     text, problem = _decode(data)
-    del data
     if problem is not None or text is None:
         return ReadResult(problem=problem)
-    return parse_json_text(text, check_nesting)
+    if size >= lines_min_bytes:  # a big file's bytes are not held beside its text
+        del data
+        return parse_json_text(text, check_nesting)
+    return parse_json_text(text, check_nesting, data[3:] if data[:3] == b"\xef\xbb\xbf" else data)
 
 
 def _parse_document_bytes(data: bytes, check_nesting: NestingCheck) -> ReadResult | None:
@@ -525,9 +529,10 @@ def _lines_of(handle: Any, check_nesting: NestingCheck) -> ReadResult | None:
             return None
         if number == 1 and not pieces[0].strip():
             return None  # a blank second line: the whole-file reader decides
+        whole = raw if len(pieces) == 1 else None  # the line's bytes are its one piece's
         for line in pieces:
             number += 1
-            _take_line(result, bad, number, line, check_nesting)
+            _take_line(result, bad, number, line, check_nesting, whole)
     if number < 2:
         return None
     result.problem = summarize_problems(bad)
@@ -541,16 +546,18 @@ def _take_line(
     number: int,
     line: str,
     check_nesting: NestingCheck,
+    raw: bytes | None = None,
 ) -> None:
     """One line of a JSON Lines file: its record into `result`, or its problem into `bad`
-    (blank lines are skipped); both readers, whole-text and line by line, use it."""
+    (blank lines are skipped); both readers, whole-text and line by line, use it. `raw`:
+    the line's bytes, when known (`_parse_one`)."""
     if not line.strip():
         return
     label = f"line {number}"
     if len(line) > MAX_LINE_BYTES:
         bad.append(ReadProblem(f"record is over the {_human(MAX_LINE_BYTES)} line limit", label))
         return
-    record, problem = _parse_one(line, label, check_nesting)
+    record, problem = _parse_one(line, label, check_nesting, raw)
     if problem is not None:
         bad.append(problem)
     else:
@@ -565,8 +572,12 @@ def _opens_json_lines(pieces: list[str], check_nesting: NestingCheck) -> bool:
     return problem is None and type(value) is dict
 
 
-def parse_json_text(text: str, check_nesting: NestingCheck = True) -> ReadResult:
-    """Parse decoded text as one JSON document or JSON Lines (see `read_json_file`)."""
+def parse_json_text(
+    text: str, check_nesting: NestingCheck = True, data: bytes | None = None
+) -> ReadResult:
+    """Parse decoded text as one JSON document or JSON Lines (see `read_json_file`).
+    `data`: the UTF-8 bytes `text` was decoded from (without a BOM), when held: JSON Lines
+    are then parsed from their bytes (`_byte_lines`)."""
     if not text.strip():
         return ReadResult(problem=ReadProblem("empty file (only whitespace)"))
     value, problem = _parse_one(text, None, check_nesting)
@@ -577,11 +588,26 @@ def parse_json_text(text: str, check_nesting: NestingCheck = True) -> ReadResult
         return ReadResult(problem=problem)
     result = ReadResult(json_lines=True)
     bad: list[ReadProblem] = []
+    pieces = _byte_lines(data, lines)
     for number, line in enumerate(lines, start=1):
-        _take_line(result, bad, number, line, check_nesting)
+        raw = pieces[number - 1] if pieces is not None else None
+        _take_line(result, bad, number, line, check_nesting, raw)
     result.problem = summarize_problems(bad)
     result.bad_records = bad
     return result
+
+
+def _byte_lines(data: bytes | None, lines: list[str]) -> list[bytes] | None:
+    """The bytes of each of `lines` (the `str.splitlines` of `data` decoded; a "\\r" may be
+    left at their end) when `data` breaks lines at "\\n" (or "\\r\\n") alone, as a log does;
+    else None. `str.splitlines` breaks where `bytes.split(b"\\n")` does and at more ("\\r",
+    "\\x0c", "\\u2028"...): as many pieces as lines means no other break, piece for line."""
+    if data is None:
+        return None
+    pieces = data.split(b"\n")
+    if data.endswith(b"\n"):
+        pieces.pop()
+    return pieces if len(pieces) == len(lines) else None
 
 
 def _read_large_json_lines(path: Path, size: int, max_document_bytes: int) -> ReadResult:
