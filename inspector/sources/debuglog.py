@@ -32,7 +32,8 @@ from inspector.core.timeline import EvaluationRun
 _COMMON_KEYS = frozenset({"timestamp", "processor", "session_id", "context_id", "phase"})
 
 
-#: openJiuwen 0.1.19's log of model calls (`inspector.sources.llm_request` reads it): JSON
+#: The file name openJiuwen 0.1.19 gives its log of model calls
+#: (`_debug_log_file_name("llm_request")`; `inspector.sources.llm_request` reads it): JSON
 #: Lines like a debug log's, but never one.
 LLM_REQUEST_FILE = "llm_request.jsonl"
 
