@@ -13,7 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.sources import jsonio
+from inspector.core.artifact import LoadError
+from inspector.sources import debugstream, jsonio
 from tests.test_jsonio_fast import _VALUES, canonical, fast_path_off
 
 _BREAKS = st.sampled_from(["\n", "\n", "\n", "\r\n", "\r", "\x0c", "\u2028", "\x85", "\n\n"])
@@ -83,3 +84,34 @@ def test_byte_lines_are_the_lines_or_none() -> None:
     assert jsonio._byte_lines(b"a\rb\n", "a\rb\n".splitlines()) is None
     assert jsonio._byte_lines("a\u2028b".encode(), "a\u2028b".splitlines()) is None
     assert jsonio._byte_lines(None, ["a"]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=6), st.booleans())
+def test_the_streamed_reader_skips_exactly_the_lines_over_its_limit(
+    offsets: list[int], final_newline: bool
+) -> None:
+    """A line whose bytes (without its "\\n") are over `max_line_bytes` is one "over the
+    line limit" problem, never parsed; one at the limit is read; at the end of the file
+    with or without a "\\n", and the lines after a skipped one keep their numbers."""
+    limit = 120
+    records = []
+    for number, offset in enumerate(offsets, start=1):
+        head = json.dumps({"event": "threshold_check", "reason": "below_threshold", "n": number})
+        pad = limit + offset - len(head) - len(', "p": ""')
+        records.append(head[:-1] + ', "p": "' + "x" * pad + '"}')
+    text = "\n".join(records) + ("\n" if final_newline else "")
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "Long.jsonl"
+        log.write_text(text, encoding="utf-8")
+        items = list(debugstream.stream_debug_runs(log, max_line_bytes=limit))
+    over = [n for n, r in enumerate(records, start=1) if len(r.encode()) > limit]
+    runs = [item for item in items if not isinstance(item, LoadError)]
+    assert [run.line for run in runs] == [n for n in range(1, len(records) + 1) if n not in over]
+    errors = [item for item in items if isinstance(item, LoadError)]
+    if not over:
+        assert errors == []
+    else:
+        (error,) = errors
+        assert error.where == f"line {over[0]}" and "over the line limit" in error.error
+        assert (len(over) > 1) == error.error.startswith(f"{len(over)} records")

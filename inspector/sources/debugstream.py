@@ -20,6 +20,7 @@ of made a run. Must not import Textual or Rich.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
@@ -87,20 +88,12 @@ def streamable(sources: Sequence[str], min_bytes: int) -> list[Path] | None:
     return paths if paths and total >= min_bytes else None
 
 
-def _lines(handle: IO[bytes], limit: int) -> Iterator[bytes | None]:
-    """The file's lines; None for a line over `limit` bytes (skipped in blocks, never held)."""
+def _skip_rest(handle: IO[bytes]) -> None:
+    """Read past the rest of an over-long line, in blocks (it is never held)."""
     while True:
-        raw = handle.readline(limit + 1)
-        if not raw:
+        rest = handle.readline(1 << 20)
+        if not rest or rest.endswith(b"\n"):
             return
-        if len(raw) > limit and not raw.endswith(b"\n"):
-            while True:
-                rest = handle.readline(1 << 20)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield None
-            continue
-        yield raw
 
 
 #: What a closed run is made into (see `_RunBuilder`): its key and builder state.
@@ -235,8 +228,11 @@ def _stream(path: Path, close: _Close[T], max_line_bytes: int) -> Iterator[T | L
     bad: list[ReadProblem] = []
     try:
         with path.open("rb") as handle:
-            for number, raw in enumerate(_lines(handle, max_line_bytes), start=1):
-                if raw is None:
+            # each line read, at most `max_line_bytes` of it (a longer one is skipped unheld)
+            lines = iter(partial(handle.readline, max_line_bytes + 1), b"")
+            for number, raw in enumerate(lines, start=1):
+                if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                    _skip_rest(handle)
                     bad.append(ReadProblem("record is over the line limit", f"line {number}"))
                     continue
                 if raw.isspace():  # `not raw.strip()`: a line is never empty

@@ -147,17 +147,6 @@ def _stack_has_room(levels: int) -> bool:
     return False
 
 
-def _guard_ok(data: bytes) -> int | None:
-    """The number of "[" and "{" in `data`, or None when a number in it may overflow to
-    infinity or be a digit run too long (the stdlib decoder must decide)."""
-    marks = data.translate(_GUARD_TABLE, _GUARD_DELETE)
-    if _BIG_EXPONENT in marks:
-        return None
-    if len(marks) >= _LONG_DIGITS and marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks:
-        return None
-    return marks.count(b"[")
-
-
 def _fast_value(data: bytes | str) -> Any:
     """What `from_json` makes of `data` (no BOM) when that is certainly what the stdlib
     decoder gives; `_SLOW` when the stdlib decoder must parse it (its value or its error).
@@ -166,7 +155,7 @@ def _fast_value(data: bytes | str) -> Any:
     Infinity with `allow_inf_nan=False`, a BOM, other whitespace, raw control characters,
     invalid UTF-8, integers over 4300 digits, nesting past ~200) except numbers overflowing
     to infinity, which it returns as inf: a text with an exponent of 3+ digits or a
-    210-digit run goes to the stdlib decoder (`_guard_ok`, which also covers a lowered
+    210-digit run goes to the stdlib decoder (the guard's marks, which also cover a lowered
     integer digit limit). No walk of the value could stand in for that guard: a duplicate
     key may overwrite the infinite value. It refuses lone surrogates (`\\ud800`) that the
     stdlib decoder accepts, and the stdlib decoder refuses nesting it could parse when the
@@ -188,9 +177,13 @@ def _fast_bytes(raw: bytes) -> tuple[Any, int]:
     guard counts them anyway: `loads_strict_bytes_openings`), else (`_SLOW`, -1)."""
     if len(raw) >= _BIG_TEXT and raw.count(b'"') * _BYTES_PER_QUOTE < len(raw):
         return _SLOW, -1
-    levels = _guard_ok(raw)
-    if levels is None:
+    # the guard (see `_GUARD_TABLE`): a number that may overflow, or the brackets' count
+    marks = raw.translate(_GUARD_TABLE, _GUARD_DELETE)
+    if _BIG_EXPONENT in marks or (
+        len(marks) >= _LONG_DIGITS and marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks
+    ):
         return _SLOW, -1
+    levels = marks.count(b"[")
     if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
         return _SLOW, -1
     try:
