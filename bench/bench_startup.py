@@ -2,7 +2,9 @@
 
 Whole processes, each a fresh child whose CPU time (user + system) and max RSS come from
 `os.wait4`: `inspector why --json TINY_DUMP`, `inspector stats --json TINY_DUMP` (TINY_DUMP:
-a 57 KB sample dump) and `inspector --help`, beside two floors measured in the same run,
+a 57 KB sample dump), `inspector stats --json TINY_LOG` with the log streamed as one of
+32 MB would be (`STREAM_MIN_BYTES` set to 0 in the child: the start cost of the 60 MB
+log's stats in bench_fleet_stream) and `inspector --help`, beside two floors measured in the same run,
 `python -c pass` and `python -c "import pydantic"` (what any pydantic program pays).
 `--old DIR` adds the same commands with another checkout's `inspector` package first on
 the path (e.g. `git archive main inspector | tar -x -C /tmp/imp-old`), for before/after.
@@ -35,6 +37,20 @@ TINY_DUMP = (
     / "sample_dumps/workspace/context/ops-incident-42_context/compression_logs"
     / "1796159289784_CurrentRoundCompressor_ops-incident-42.json"
 )
+#: The tiny debug log (3 KB) the streamed `stats` reads.
+TINY_LOG = (
+    REPO_ROOT
+    / "sample_dumps/workspace/context/ops-incident-42_context/context_debug"
+    / "CurrentRoundCompressor.jsonl"
+)
+#: `inspector ARGS` with every log given alone streamed, whatever its size.
+_STREAMED = (
+    "import sys\n"
+    "import inspector.cli.run_support as run_support\n"
+    "run_support.STREAM_MIN_BYTES = 0\n"
+    "from inspector.cli import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
 FLOORS: dict[str, list[str]] = {
     "python -c pass": [PYTHON, "-c", "pass"],
     "python -c 'import pydantic'": [PYTHON, "-c", "import pydantic"],
@@ -47,6 +63,14 @@ def commands() -> dict[str, list[str]]:
     return {
         "why --json TINY_DUMP": [*cli, "why", "--json", str(TINY_DUMP)],
         "stats --json TINY_DUMP": [*cli, "stats", "--json", str(TINY_DUMP)],
+        "stats --json TINY_LOG, streamed": [
+            PYTHON,
+            "-c",
+            _STREAMED,
+            "stats",
+            "--json",
+            str(TINY_LOG),
+        ],
         "--help": [*cli, "--help"],
     }
 
