@@ -30,20 +30,9 @@ from inspector.core.releases.detect import ArtifactEvidence
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun, ModelCall, run_ref
 from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
+from inspector.sources.debuglog import LLM_REQUEST_FILE, is_llm_request  # noqa: F401
 from inspector.sources.dump_infer import infer_ratio
 from inspector.sources.formats import read_message_list
-
-#: The file name openJiuwen gives the log (`_debug_log_file_name("llm_request")`).
-LLM_REQUEST_FILE = "llm_request.jsonl"
-
-
-def is_llm_request(document: Any) -> bool:
-    """A `llm_request.jsonl` record: processor `llm_request`, event `pre_call`."""
-    return (
-        isinstance(document, Mapping)
-        and document.get("processor") == "llm_request"
-        and document.get("event") == "pre_call"
-    )
 
 
 def _text(value: Any) -> str | None:
