@@ -104,6 +104,8 @@ class ChunkSharing:
         self.helpers = helpers if jobs else 0
         self.chunk = max(1, len(jobs) // 64)
         self.processes: list[Any] = []
+        #: Helpers that said they are done (a None in the queue).
+        self.finished = 0
 
     def __enter__(self) -> ChunkSharing:
         if not self.helpers:
@@ -140,27 +142,41 @@ class ChunkSharing:
             self.queue.join_thread()
 
     def results(self) -> Iterator[tuple[int, FileLoad]]:
-        """(job index, load): chunks taken here until none are left, then what the helpers
-        read."""
+        """(job index, load): chunks taken here until none are left, and between them what
+        the helpers have sent so far (unpacked while they still read, not all at the end,
+        when they wait for nothing), then the rest of what they read."""
         if not self.processes:
             return
         while (start := self._take()) < len(self.jobs):
             for index in range(start, min(start + self.chunk, len(self.jobs))):
                 yield index, header_job(self.jobs[index])
-        done = 0
-        while done < len(self.processes):
+            yield from self._queued()
+        while self.finished < len(self.processes):
             try:
                 batch = self.queue.get(timeout=0.2)
             except queue_module.Empty:
                 if not any(process.is_alive() for process in self.processes):
                     return
                 continue
-            if batch is None:
-                done += 1
-            else:
-                start, loads = batch
-                for index, values in enumerate(loads, start):
-                    yield index, unpacked(values, self.jobs[index])
+            yield from self._unpacked(batch)
+
+    def _queued(self) -> Iterator[tuple[int, FileLoad]]:
+        """The loads of the batches already queued (none waited for)."""
+        while self.finished < len(self.processes):
+            try:
+                batch = self.queue.get_nowait()
+            except queue_module.Empty:
+                return
+            yield from self._unpacked(batch)
+
+    def _unpacked(self, batch: tuple[int, list[Any]] | None) -> Iterator[tuple[int, FileLoad]]:
+        """A helper's batch as (job index, load); None: that helper is done."""
+        if batch is None:
+            self.finished += 1
+            return
+        start, loads = batch
+        for index, values in enumerate(loads, start):
+            yield index, unpacked(values, self.jobs[index])
 
     def __exit__(self, *exc_info: object) -> None:
         for process in self.processes:
