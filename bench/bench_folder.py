@@ -17,8 +17,10 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
 
 Whole processes, best of N by wall time, interleaved with the floor; CPU time (user +
 system of the process and its children) beside wall, and the load average, in each note.
-Every process writes bytecode (as an installed package has it), whatever
-PYTHONDONTWRITEBYTECODE says outside.
+`--old DIR` runs each measure also with the `inspector` package of another checkout
+(`git archive main inspector | tar -x -C DIR`), interleaved in the same rounds, and puts
+new/old wall and CPU ratios in the notes. Every process writes bytecode (as an installed
+package has it), whatever PYTHONDONTWRITEBYTECODE says outside.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import PYTHON, Result, run_process
+from bench.common import PYTHON, REPO_ROOT, Result, run_process
 from bench.synth import write_folder
 
 WORKER = str(Path(__file__).resolve().parent / "workers" / "folder.py")
@@ -46,25 +48,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(argv: Sequence[str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one whole process."""
+def timed(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one whole process (`env`: on top of `ENV`)."""
     before = _children_cpu()
     start = time.perf_counter()
-    run_process(argv, ENV)
+    run_process(argv, {**ENV, **(env or {})})
     return time.perf_counter() - start, _children_cpu() - before
 
 
+def old_env(old: Path) -> dict[str, str]:
+    """The environment that runs the `inspector` package of checkout `old` (this checkout's
+    `bench` still importable behind it; no current directory on the path)."""
+    return {"PYTHONPATH": f"{old}{os.pathsep}{REPO_ROOT}", "PYTHONSAFEPATH": "1"}
+
+
 def interleaved(
-    commands: dict[str, Sequence[str]], repeats: int, slow: float = 30.0
+    commands: dict[str, Sequence[str]],
+    repeats: int,
+    slow: float = 30.0,
+    envs: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Best (wall, CPU) of each command, alternating them so background load hits all alike;
-    a command slower than `slow` seconds runs once."""
+    a command slower than `slow` seconds runs once. `envs`: extra environment by label."""
     best: dict[str, tuple[float, float]] = {}
     for round_ in range(max(repeats, 1)):
         for label, argv in commands.items():
             if round_ and best[label][0] > slow:
                 continue
-            run = timed(argv)
+            run = timed(argv, (envs or {}).get(label))
             if label not in best or run[0] < best[label][0]:
                 best[label] = run
     return best
@@ -80,10 +91,11 @@ def run(
     sessions: int = 50,
     repeats: int = 2,
     only: Sequence[str] = MEASURES,
+    old: Path | None = None,
 ) -> list[Result]:
     """The 5,000-dump case (folder generated or reused)."""
     folder = write_folder(out / f"folder-{dumps}-{sessions}", dumps=dumps, sessions=sessions)
-    return measure(folder, f"{dumps:,} dumps + {sessions} debug logs", repeats, only)
+    return measure(folder, f"{dumps:,} dumps + {sessions} debug logs", repeats, only, old)
 
 
 def run_big(
@@ -92,6 +104,7 @@ def run_big(
     sessions: int = 500,
     repeats: int = 2,
     only: Sequence[str] = MEASURES,
+    old: Path | None = None,
 ) -> list[Result]:
     """The 50,000-file case, tiny dumps (folder generated or reused; ~3 min the first time)."""
     folder = write_folder(
@@ -101,11 +114,18 @@ def run_big(
         messages_per_dump=6,
         tool_output_chars=80,
     )
-    return measure(folder, f"{dumps:,} tiny dumps + {sessions} debug logs", repeats, only)
+    return measure(folder, f"{dumps:,} tiny dumps + {sessions} debug logs", repeats, only, old)
 
 
-def measure(folder: Path, what: str, repeats: int, only: Sequence[str] = MEASURES) -> list[Result]:
-    """Rows, full load and stats against the floor, on one folder (`only`: those measures)."""
+def measure(
+    folder: Path,
+    what: str,
+    repeats: int,
+    only: Sequence[str] = MEASURES,
+    old: Path | None = None,
+) -> list[Result]:
+    """Rows, full load and stats against the floor, on one folder (`only`: those measures;
+    `old`: each also with that checkout's `inspector`, see the module docstring)."""
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
     files = sum(1 for p in folder.rglob("*.json*") if p.is_file())
     label = f"{what} ({files:,} files, {size_mb:.0f} MB)"
@@ -118,9 +138,13 @@ def measure(folder: Path, what: str, repeats: int, only: Sequence[str] = MEASURE
         "full": [PYTHON, WORKER, "loader-all", str(folder)],
         "stats": [*stats, str(folder)],
     }
-    best = interleaved(
-        {key: argv for key, argv in commands.items() if key == "floor" or key in only}, repeats
-    )
+    chosen = {key: argv for key, argv in commands.items() if key == "floor" or key in only}
+    envs: dict[str, dict[str, str]] = {}
+    if old is not None:
+        for key in [key for key in chosen if key != "floor"]:
+            chosen[f"{key} old"] = chosen[key]
+            envs[f"{key} old"] = old_env(old)
+    best = interleaved(chosen, repeats, envs=envs)
     floor, floor_cpu = best["floor"]
     load = _load()
 
@@ -129,6 +153,12 @@ def measure(folder: Path, what: str, repeats: int, only: Sequence[str] = MEASURE
             return None
         wall, cpu = best[key]
         extra = f"; CPU {cpu:.2f} s" + (f" (floor {floor_cpu:.2f} s)" if ratio else "")
+        if f"{key} old" in best:
+            old_wall, old_cpu = best[f"{key} old"]
+            extra += (
+                f"; old tree {old_wall:.2f} s, CPU {old_cpu:.2f} s:"
+                f" new/old wall {wall / old_wall:.2f}x, CPU {cpu / old_cpu:.2f}x"
+            )
         return Result(
             "folder",
             name,
@@ -196,13 +226,17 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("--big", action="store_true", help="the 50,000-file folder")
     parser.add_argument("--repeats", type=int, default=2, help="rounds (best of; default 2)")
     parser.add_argument("--only", default=",".join(MEASURES), help="measures, comma-separated")
+    parser.add_argument(
+        "--old", type=Path, help="another checkout's root (its inspector package) measured beside"
+    )
     args = parser.parse_args(argv)
     only = [name for name in args.only.split(",") if name]
     unknown = sorted(set(only) - set(MEASURES))
     if unknown:
         parser.error(f"unknown measure(s) {', '.join(unknown)}; known: {', '.join(MEASURES)}")
     chosen = run_big if args.big else run
-    print_table(chosen(out_dir(), repeats=args.repeats, only=only))
+    old = args.old.resolve() if args.old is not None else None
+    print_table(chosen(out_dir(), repeats=args.repeats, only=only, old=old))
 
 
 if __name__ == "__main__":

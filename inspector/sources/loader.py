@@ -228,6 +228,8 @@ class _Streamer:
         self.plan = plan
         self.contexts = options.contexts
         self._after_counts: dict[str, int | None] = {}
+        #: (records seen, their runs) grouped while helpers read (`_read_headers`); -1: none.
+        self._early_runs: tuple[int, list[EvaluationRun]] = (-1, [])
         self.missing = missing
         self.groups = groups
         self.counters = options.counters
@@ -267,10 +269,11 @@ class _Streamer:
         core slowed by other work takes fewer); a dump's result is small once its message
         lists are dropped. The other files (debug logs, whose records are needed here) are
         read in this process first. Whatever a helper did not deliver (it died) is read
-        here. Results are kept in plan order.
+        here. Loads are kept, and their skips and message counts taken, in plan order
+        (whichever process read them first).
         """
         jobs = [(file, group, explicit, self.max_file_bytes) for group, file, explicit in self.plan]
-        shared = [job for job in jobs if DUMP_NAME_RE.match(job[0].name)]
+        shared = [index for index, job in enumerate(jobs) if DUMP_NAME_RE.match(job[0].name)]
         helpers = min(os.cpu_count() or 1, 4) - 1
         if not (
             helpers > 0
@@ -279,32 +282,40 @@ class _Streamer:
             and threading.active_count() == 1
         ):
             shared = []
-        found: dict[Path, FileLoad] = {}
-        with ChunkSharing(shared, helpers) as sharing:
-            in_shared = {job[0] for job in shared}
-            for job in jobs:
-                if job[0] not in in_shared:
-                    self._took(found, header_job(job))
-            for load in sharing.results():
-                self._took(found, load)
-        for job in shared:
-            if job[0] not in found:
-                self._took(found, header_job(job))
-        self.loads.update((file, found[file]) for _, file, _ in self.plan)
-
-    def _took(self, found: dict[Path, FileLoad], load: FileLoad) -> None:
-        found[load.path] = load
-        self._after_counts.update(load.after_counts)
-        if self.skipped is not None:
-            self.skipped.extend(load.skips)
-        self._tick()
+        found: list[FileLoad | None] = [None] * len(jobs)
+        with ChunkSharing([jobs[index] for index in shared], helpers) as sharing:
+            in_shared = set(shared)
+            for index, job in enumerate(jobs):
+                if index not in in_shared:
+                    found[index] = header_job(job)
+                    self._tick()
+            if sharing.processes:
+                # while the helpers read dumps: the logs' runs (what `_prepare` would group
+                # when no dump file holds records), leaving the helpers more chunks
+                early = [r for load in found if load is not None for r in load.records]
+                self._early_runs = (len(early), group_runs(early))
+            for shared_index, load in sharing.results():
+                found[shared[shared_index]] = load
+                self._tick()
+        for job, delivered in zip(jobs, found, strict=True):
+            load = header_job(job) if delivered is None else delivered
+            if delivered is None:
+                self._tick()
+            self.loads[job[0]] = load
+            self._after_counts.update(load.after_counts)
+            if self.skipped is not None:
+                self.skipped.extend(load.skips)
 
     def run(self) -> Iterator[LoadResult]:
         """The whole load, streamed (the cyclic garbage collector paused while reading and
-        linking: every young collection would walk the records kept so far again)."""
+        linking: every young collection would walk the records kept so far again). A
+        header-level load, whose files are all read before anything is yielded, makes its
+        results under the same pause: the young collection at a pause's end walks everything
+        made in it, once rather than once per pause."""
         with gc_paused():
             self._prepare()
-        yield from self._results()
+            made = None if self.contexts else list(self._results())
+        yield from self._results() if made is None else made
 
     def _prepare(self) -> None:
         """Read logs and other files (every file in a header-level load), peek at dumps, link."""
@@ -327,7 +338,10 @@ class _Streamer:
         records = [r for load in self.loads.values() for r in load.records]
         # a folder scan shows the dumps beside the logs; files given alone may lack theirs
         visible = bool(self.refs) or any(not explicit for _, _, explicit in self.plan)
-        self.runs, self.by_dump = link_runs(group_runs(records), self.refs, visible)
+        early_count, early_runs = self._early_runs
+        # as many records as the early grouping saw: the same records, in the same order
+        grouped = early_runs if early_count == len(records) else group_runs(records)
+        self.runs, self.by_dump = link_runs(grouped, self.refs, visible)
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
         self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
@@ -484,7 +498,8 @@ class _Streamer:
             if isinstance(item, Artifact):
                 yield item
             elif isinstance(item, tuple):
-                yield self._dump_result(item[0], item[1])
+                # a header-level load makes its results under the pause of `run`
+                yield self._dump_result(*item) if self.contexts else self._made_result(*item)
             else:
                 yield from self._late_file(item)
 

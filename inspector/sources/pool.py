@@ -1,5 +1,10 @@
 """A header-level load's files read on every CPU core: chunks of jobs shared between this
 process and forked helper processes (`ChunkSharing`), each job one `header_job`.
+
+What crosses between processes is kept to plain values (`packed` / `unpacked`): a helper's
+load travels without its path (the parent has it, by the job's index) and with each dump
+as a tuple of its fields, since rebuilding a `Path` or a slotted dataclass from a pickle
+costs the parent (the process every result waits for) three times as much as a tuple.
 Must not import Textual or Rich.
 """
 
@@ -11,10 +16,12 @@ import queue as queue_module
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from inspector.sources.classify import FileLoad, Skipped, load_one
+from inspector.sources.dump import DumpFile
 
 #: A header-level load (`contexts=False`) reads files in a process pool from this many files.
 POOL_MIN_FILES = 64
@@ -57,13 +64,39 @@ def header_job(job: tuple[Path, int, bool, int]) -> FileLoad:
     return load
 
 
+#: FileLoad fields a helper sends (the job gives path, group and explicit back).
+_SENT_FIELDS = tuple(
+    f.name for f in fields(FileLoad) if f.name not in ("path", "group", "explicit")
+)
+_DUMP_FIELDS = tuple(f.name for f in fields(DumpFile))
+
+
+def packed(load: FileLoad) -> tuple[Any, ...]:
+    """A helper's load as plain values: its fields after path, group and explicit, each
+    dump as the tuple of its own fields (see the module docstring)."""
+    return tuple(
+        [tuple(getattr(dump, f) for f in _DUMP_FIELDS) for dump in load.dumps]
+        if name == "dumps"
+        else getattr(load, name)
+        for name in _SENT_FIELDS
+    )
+
+
+def unpacked(values: tuple[Any, ...], job: tuple[Path, int, bool, int]) -> FileLoad:
+    """The FileLoad `packed` gave `values` for, read by `job`."""
+    sent = dict(zip(_SENT_FIELDS, values, strict=True))
+    sent["dumps"] = [DumpFile(*dump) for dump in sent["dumps"]]
+    return FileLoad(path=job[0], group=job[1], explicit=job[2], **sent)
+
+
 class ChunkSharing:
     """Header jobs shared in chunks between this process and forked helper processes.
 
     Helpers start on entry (forked: they inherit the jobs, nothing is pickled but their
-    results) and take chunks from a shared counter; `results()` then takes chunks in this
-    process too and yields every load, its own and the helpers'. Best-effort: a helper
-    that cannot start or dies is ignored, and the caller reads what is missing itself.
+    results, `packed`) and take chunks from a shared counter; `results()` then takes chunks
+    in this process too and yields every load with its job's index, its own and the
+    helpers'. Best-effort: a helper that cannot start or dies is ignored, and the caller
+    reads what is missing itself.
     """
 
     def __init__(self, jobs: list[tuple[Path, int, bool, int]], helpers: int) -> None:
@@ -71,6 +104,8 @@ class ChunkSharing:
         self.helpers = helpers if jobs else 0
         self.chunk = max(1, len(jobs) // 64)
         self.processes: list[Any] = []
+        #: Helpers that said they are done (a None in the queue).
+        self.finished = 0
 
     def __enter__(self) -> ChunkSharing:
         if not self.helpers:
@@ -99,31 +134,49 @@ class ChunkSharing:
         try:
             gc.disable()  # a helper lives only for its chunks (see `gc_paused`)
             while (start := self._take()) < len(self.jobs):
-                self.queue.put([header_job(job) for job in self.jobs[start : start + self.chunk]])
+                chunk = self.jobs[start : start + self.chunk]
+                self.queue.put((start, [packed(header_job(job)) for job in chunk]))
         finally:
             self.queue.put(None)
             self.queue.close()
             self.queue.join_thread()
 
-    def results(self) -> Iterator[FileLoad]:
-        """Take chunks here until none are left, then collect what the helpers read."""
+    def results(self) -> Iterator[tuple[int, FileLoad]]:
+        """(job index, load): chunks taken here until none are left, and between them what
+        the helpers have sent so far (unpacked while they still read, not all at the end,
+        when they wait for nothing), then the rest of what they read."""
         if not self.processes:
             return
         while (start := self._take()) < len(self.jobs):
-            for job in self.jobs[start : start + self.chunk]:
-                yield header_job(job)
-        done = 0
-        while done < len(self.processes):
+            for index in range(start, min(start + self.chunk, len(self.jobs))):
+                yield index, header_job(self.jobs[index])
+            yield from self._queued()
+        while self.finished < len(self.processes):
             try:
                 batch = self.queue.get(timeout=0.2)
             except queue_module.Empty:
                 if not any(process.is_alive() for process in self.processes):
                     return
                 continue
-            if batch is None:
-                done += 1
-            else:
-                yield from batch
+            yield from self._unpacked(batch)
+
+    def _queued(self) -> Iterator[tuple[int, FileLoad]]:
+        """The loads of the batches already queued (none waited for)."""
+        while self.finished < len(self.processes):
+            try:
+                batch = self.queue.get_nowait()
+            except queue_module.Empty:
+                return
+            yield from self._unpacked(batch)
+
+    def _unpacked(self, batch: tuple[int, list[Any]] | None) -> Iterator[tuple[int, FileLoad]]:
+        """A helper's batch as (job index, load); None: that helper is done."""
+        if batch is None:
+            self.finished += 1
+            return
+        start, loads = batch
+        for index, values in enumerate(loads, start):
+            yield index, unpacked(values, self.jobs[index])
 
     def __exit__(self, *exc_info: object) -> None:
         for process in self.processes:
