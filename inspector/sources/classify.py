@@ -49,7 +49,7 @@ from inspector.sources.jsonio import (
     MAX_FILE_BYTES,
     STREAM_MIN_BYTES,
     ReadProblem,
-    loads_strict_bytes,
+    loads_strict_bytes_openings,
     parsed_too_deep,
     read_json_file,
     summarize_problems,
@@ -170,16 +170,15 @@ def _dump_the_short_way(
             return None
         # what `data.decode("utf-8-sig")` then `loads_strict` gives, parsed from the bytes
         body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
-        document = loads_strict_bytes(body)
+        document, openings = loads_strict_bytes_openings(body)
     except (OSError, ValueError, RecursionError):
         return None
     if type(document) is not dict or "event" in document or not looks_like_dump(document):
         return None
-    # what read_json_file checks (a header-level load reads a dump's fixed keys only)
-    # ASCII brackets: the same count in the UTF-8 bytes as in the text
-    if not header_only and body.count(b"[") + body.count(b"{") > MAX_DEPTH:
-        if parsed_too_deep(document):
-            return None
+    # what read_json_file checks (a header-level load reads a dump's fixed keys only); a
+    # value nests no deeper than its text opens containers, counted by the parse's guard
+    if not header_only and openings > MAX_DEPTH and parsed_too_deep(document):
+        return None
     try:
         dump = parse_dump(document, str(path))
     except (*_CAUGHT, RecursionError):
