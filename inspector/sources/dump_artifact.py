@@ -8,7 +8,7 @@ stats`): no context is rebuilt and nothing is counted. Must not import Textual o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
@@ -26,6 +26,7 @@ from inspector.sources.dump_infer import (
     infer_token_mode,
     resolve_stale,
     safe_tuning,
+    tuning_with,
 )
 
 #: The note a header-level dump artifact carries instead of the rebuild's notes.
@@ -106,8 +107,10 @@ def _rebuilt_snapshot(
     check: Mapping[str, Any] | None,
     counters: CounterProvider,
     earlier_kept_ids: Callable[[], frozenset[str]] | None,
+    evidence: EvidenceOf | None,
 ) -> tuple[ContextSnapshot | None, dict[str, Any] | None]:
-    """The context before compression (None when it cannot be rebuilt) and the stale-flag choice."""
+    """The context before compression (None when it cannot be rebuilt), with its release
+    evidence when `evidence` gives one, and the stale-flag choice."""
     if rebuild.messages is None:
         return None, None
     priced: PricedContext | None = None
@@ -128,6 +131,11 @@ def _rebuilt_snapshot(
     tuning = _consistent_ratios(rebuild, messages, tuning, counters, out, priced)
     if stale_info is not None:
         out.unrecoverable.append(stale_info["note"])
+    found = None
+    if evidence is not None:
+        changed, found = evidence((rebuild.system_messages, messages))
+        if not changed:
+            found = None
     snapshot = ContextSnapshot(
         id=dump.id,
         system_messages=rebuild.system_messages,
@@ -136,6 +144,7 @@ def _rebuilt_snapshot(
         tuning=tuning,
         recorded_fields=frozenset(out.present),
         extra={"rebuilt_from": "dump"},
+        release_evidence=found,
     )
     return snapshot, stale_info
 
@@ -186,7 +195,7 @@ def _consistent_ratios(
         else:
             ratio = _largest_ratio(total, cm, 0.0)
             if ratio is not None:
-                tuning = tuning.with_(trigger_ratio=ratio)
+                tuning = tuning_with(tuning, "trigger_ratio", ratio)
             how = f"not recorded: the dump exists, so the trigger fired at total {total:,} of context_max {cm:,}: ratio in (0, {bound}]; evaluated with {tuning.trigger_ratio}"
         out.inferred["trigger_ratio"] = {"value": tuning.trigger_ratio, "from": how, "max": bound}
     if "min_target_ratio" in missing:
@@ -197,7 +206,7 @@ def _consistent_ratios(
         if evaluation.reason == "target_below_min":
             ratio = _largest_ratio(target, cm, -1.0)
             if ratio is not None:
-                tuning = tuning.with_(min_target_ratio=ratio)
+                tuning = tuning_with(tuning, "min_target_ratio", ratio)
             how = f"not recorded: the dump exists, so the region to compress ({target:,} tokens) reached the minimum: ratio in [0, {bound}]; evaluated with {tuning.min_target_ratio}"
         else:
             how = f"not recorded: the default {tuning.min_target_ratio} is consistent with the dump (region to compress {target:,} tokens, so ratio <= {bound})"
@@ -209,9 +218,11 @@ def _consistent_ratios(
     return tuning
 
 
-def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:
-    """What the dump cannot say about the span first built (before an overflow shrink)."""
-    first = run.span_counts if run is not None else None
+def _span_note(
+    dump: DumpFile, run: EvaluationRun | None, first: Mapping[str, int] | None
+) -> str | None:
+    """What the dump cannot say about the span first built (before an overflow shrink):
+    `first` is the run's `span_counts`."""
     if first is not None and dump.compress_count is not None:
         if first["messages_to_compress"] == dump.compress_count:
             return None
@@ -228,6 +239,16 @@ def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:
 def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
+    return _recorded(dump, run, run.span_counts if run is not None else None, known)
+
+
+def _recorded(
+    dump: DumpFile,
+    run: EvaluationRun | None,
+    first: dict[str, int] | None,
+    known: dict[str, Any],
+) -> DumpRecorded:
+    """`dump_recorded` with the run's `span_counts` (`first`) made by the caller."""
     return DumpRecorded(
         span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
         tokens_before=dump.tokens_before,
@@ -239,7 +260,7 @@ def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> Du
         retries=tuple(dict(r) for r in run.retries) if run is not None else (),
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
-        span_first_built=SpanCounts.of(run.span_counts) if run is not None else None,
+        span_first_built=SpanCounts.of(first) if run is not None else None,
         threshold_check=_check_of(run),
         **known,
     )
@@ -273,29 +294,24 @@ def dump_artifact(
     _recover_mode(rebuild, dump, counters, out)
     span_first = run.span_counts if run is not None else None
     snapshot, stale_info = _rebuilt_snapshot(
-        dump, rebuild, out, span_first, check, counters, earlier_kept_ids
+        dump, rebuild, out, span_first, check, counters, earlier_kept_ids, evidence
     )
-    if snapshot is not None and evidence is not None:
-        changed, found = evidence((snapshot.system_messages, snapshot.messages))
-        if changed:
-            snapshot = replace(snapshot, release_evidence=found)
-    note = _span_note(dump, run)
+    note = _span_note(dump, run, span_first)
     if note is not None:
         out.unrecoverable.append(note)
-    recorded = dump_recorded(
-        dump,
-        run,
-        messages_before=None if rebuild.messages is None else len(rebuild.messages),
-        messages_after=None if rebuild.after is None else len(rebuild.after),
-        inferred=out.inferred,
-        unrecoverable=tuple(out.unrecoverable),
-        stale_usage=None
+    known = {
+        "messages_before": None if rebuild.messages is None else len(rebuild.messages),
+        "messages_after": None if rebuild.after is None else len(rebuild.after),
+        "inferred": out.inferred,
+        "unrecoverable": tuple(out.unrecoverable),
+        "stale_usage": None
         if stale_info is None
         else {k: v for k, v in stale_info.items() if k != "note"},
-    )
+    }
+    recorded = _recorded(dump, run, span_first, known)
     return Artifact(
         source=dump.source,
-        id=dump.id,
+        id=snapshot.id if snapshot is not None else dump.id,
         kind="dump",
         snapshot=snapshot,
         recorded=recorded,

@@ -156,6 +156,25 @@ def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
     return made
 
 
+#: (id of a tuning, field, repr of a value) -> (that tuning, held so the id stays its own;
+#: the tuning with that field set): `_consistent_ratios` sets the same few ratios on the
+#: same few tunings (`safe_tuning` shares them) for most of a folder's dumps.
+_CHANGED: dict[tuple[int, str, str], tuple[Tuning, Tuning]] = {}
+
+
+def tuning_with(tuning: Tuning, name: str, value: float) -> Tuning:
+    """`tuning.with_(**{name: value})`, the same object for a change made before."""
+    key = (id(tuning), name, repr(value))
+    known = _CHANGED.get(key)
+    if known is not None and known[0] is tuning:
+        return known[1]
+    made = tuning.with_(**{name: value})
+    if len(_CHANGED) >= _TUNINGS_KEPT:
+        _CHANGED.clear()
+    _CHANGED[key] = (tuning, made)
+    return made
+
+
 def infer_keep(
     rebuild: Rebuild,
     dump: DumpFile,
