@@ -7,6 +7,7 @@ stats`): no context is rebuilt and nothing is counted. Must not import Textual o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from inspector.core.errors import ConfigError
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun
-from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
+from inspector.core.tuning import DEFAULT_KEEP_RECENT, ProcessorKind, Tuning, parse_processor
 from inspector.sources.dump import DumpFile, Rebuild, ToolLists, rebuild_context
 from inspector.sources.dump_infer import (
     CounterProvider,
@@ -62,14 +63,24 @@ def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+@functools.lru_cache(maxsize=256)
+def _processor_kind(name: str) -> ProcessorKind | None:
+    """`parse_processor(name)`, None for a name it refuses (a folder's dumps name a few)."""
+    try:
+        return parse_processor(name)
+    except ConfigError:
+        return None
+
+
 def _recover_window(dump: DumpFile, check: Mapping[str, Any] | None, out: _Recovered) -> None:
     """Processor, context_max and the two ratios (from the linked check's threshold and minimum)."""
     if dump.processor:
-        try:
-            out.processor_kind = parse_processor(dump.processor)
-            out.take("processor", out.processor_kind)
-            out.values["keep_recent"] = DEFAULT_KEEP_RECENT[out.processor_kind]
-        except ConfigError:
+        kind = _processor_kind(dump.processor)
+        if kind is not None:
+            out.processor_kind = kind
+            out.take("processor", kind)
+            out.values["keep_recent"] = DEFAULT_KEEP_RECENT[kind]
+        else:
             out.unrecoverable.append(
                 f"processor {dump.processor!r} is not one the inspector models: evaluated as CurrentRound"
             )
@@ -239,16 +250,19 @@ def _span_note(
 def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
-    return _recorded(dump, run, run.span_counts if run is not None else None, known)
+    first = run.span_counts if run is not None else None
+    return _recorded(dump, run, first, _check_of(run), known)
 
 
 def _recorded(
     dump: DumpFile,
     run: EvaluationRun | None,
     first: dict[str, int] | None,
+    check: dict[str, Any] | None,
     known: dict[str, Any],
 ) -> DumpRecorded:
-    """`dump_recorded` with the run's `span_counts` (`first`) made by the caller."""
+    """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
+    by the caller."""
     return DumpRecorded(
         span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
         tokens_before=dump.tokens_before,
@@ -261,7 +275,7 @@ def _recorded(
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
         span_first_built=SpanCounts.of(first) if run is not None else None,
-        threshold_check=_check_of(run),
+        threshold_check=check,
         **known,
     )
 
@@ -308,7 +322,7 @@ def dump_artifact(
         if stale_info is None
         else {k: v for k, v in stale_info.items() if k != "note"},
     }
-    recorded = _recorded(dump, run, span_first, known)
+    recorded = _recorded(dump, run, span_first, check, known)
     return Artifact(
         source=dump.source,
         id=snapshot.id if snapshot is not None else dump.id,

@@ -126,7 +126,6 @@ _STRUCTURE_ONLY = _NoCounts()
 #: Tunings made from equal values (a folder's dumps recover a few): Tuning is frozen.
 _TUNINGS: dict[tuple[tuple[str, type, Any], ...], Tuning] = {}
 _TUNINGS_KEPT = 1024
-_DEFAULT_TUNING = Tuning()
 
 
 def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
@@ -144,7 +143,7 @@ def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
     if known is not None:
         return known
     try:
-        made = _DEFAULT_TUNING.with_(**values)
+        made = Tuning(**values)  # = Tuning().with_(**values), without the copy
     except ConfigError as error:
         notes.append(f"recorded {error.field} {error.value!r} is out of range: default used")
         values.pop(error.field, None)
