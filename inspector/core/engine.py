@@ -253,8 +253,11 @@ class PricedContext:
 
     def span(self, tuning: Tuning) -> Span:
         """preserved prefix / to compress / protected tail for this tuning."""
+        return self._span(tuning, self.effective_keep(tuning))
+
+    def _span(self, tuning: Tuning, keep: int | None) -> Span:
+        """`span(tuning)` with `effective_keep(tuning)` given."""
         n, last_user = self.n, self.last_real_user_index
-        keep = self.effective_keep(tuning)
         if tuning.processor == "dialogue":
             if keep is None:
                 return Span((0, 0), (0, 0), (0, n))
@@ -275,7 +278,8 @@ class PricedContext:
         """openJiuwen's trigger decision for this tuning, with every number it used."""
         total = self.window_total
         threshold = tuning.threshold
-        span = self.span(tuning)
+        keep = self.effective_keep(tuning)
+        span = self._span(tuning, keep)
         span_target = self.count_range(*span.compress)
         min_target = tuning.min_target_tokens
         if total < threshold:
@@ -298,7 +302,7 @@ class PricedContext:
             min_target_tokens=min_target if reason == "target_below_min" else None,
             min_target_value=min_target,
             span_target_tokens=span_target,
-            effective_keep=self.effective_keep(tuning),
+            effective_keep=keep,
             span=span,
             used_usage_baseline=self.usage.value is not None,
         )

@@ -245,6 +245,8 @@ def resolve_stale(
 ) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
     """Choose the kept usage records' stale flags: fresh (default) or as dumped, checked if possible."""
     assert rebuild.messages is not None
+    if not rebuild.stale_candidates:
+        return rebuild.messages, None  # no flag in doubt: nothing to look up
     was_kept_before = _kept_before(rebuild, earlier_kept_ids)
     already = tuple(i for i in rebuild.stale_candidates if was_kept_before(i))
     candidates = tuple(i for i in rebuild.stale_candidates if not was_kept_before(i))
