@@ -110,7 +110,7 @@ def _recover_mode(
         out.unrecoverable.append(f"the token mode is not in the dump ({how}): cl100k assumed")
 
 
-def _rebuilt_snapshot(
+def _rebuilt_context(
     dump: DumpFile,
     rebuild: Rebuild,
     out: _Recovered,
@@ -118,12 +118,11 @@ def _rebuilt_snapshot(
     check: Mapping[str, Any] | None,
     counters: CounterProvider,
     earlier_kept_ids: Callable[[], frozenset[str]] | None,
-    evidence: EvidenceOf | None,
-) -> tuple[ContextSnapshot | None, dict[str, Any] | None]:
-    """The context before compression (None when it cannot be rebuilt), with its release
-    evidence when `evidence` gives one, and the stale-flag choice."""
+) -> tuple[tuple[Message, ...], Tuning, dict[str, Any] | None] | None:
+    """The messages and tuning of the context before compression (None when it cannot
+    be rebuilt), and the stale-flag choice."""
     if rebuild.messages is None:
-        return None, None
+        return None
     priced: PricedContext | None = None
     if out.processor_kind in ("current_round", "round_level"):
         if _missing_ratios(out):
@@ -142,12 +141,25 @@ def _rebuilt_snapshot(
     tuning = _consistent_ratios(rebuild, messages, tuning, counters, out, priced)
     if stale_info is not None:
         out.unrecoverable.append(stale_info["note"])
+    return messages, tuning, stale_info
+
+
+def _snapshot(
+    dump: DumpFile,
+    rebuild: Rebuild,
+    made: tuple[tuple[Message, ...], Tuning, Any],
+    out: _Recovered,
+    evidence: EvidenceOf | None,
+) -> ContextSnapshot:
+    """The rebuilt context (`made` by `_rebuilt_context`) as a snapshot, with its release
+    evidence when `evidence` gives one."""
+    messages, tuning, _ = made
     found = None
     if evidence is not None:
         changed, found = evidence((rebuild.system_messages, messages))
         if not changed:
             found = None
-    snapshot = ContextSnapshot(
+    return ContextSnapshot(
         id=dump.id,
         system_messages=rebuild.system_messages,
         messages=messages,
@@ -157,7 +169,6 @@ def _rebuilt_snapshot(
         extra={"rebuilt_from": "dump"},
         release_evidence=found,
     )
-    return snapshot, stale_info
 
 
 #: Ratios are inferred on openJiuwen's grid of 0.001.
@@ -307,9 +318,9 @@ def dump_artifact(
     _recover_window(dump, check, out)
     _recover_mode(rebuild, dump, counters, out)
     span_first = run.span_counts if run is not None else None
-    snapshot, stale_info = _rebuilt_snapshot(
-        dump, rebuild, out, span_first, check, counters, earlier_kept_ids, evidence
-    )
+    made = _rebuilt_context(dump, rebuild, out, span_first, check, counters, earlier_kept_ids)
+    snapshot = None if made is None else _snapshot(dump, rebuild, made, out, evidence)
+    stale_info = None if made is None else made[2]
     note = _span_note(dump, run, span_first)
     if note is not None:
         out.unrecoverable.append(note)
