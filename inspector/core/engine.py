@@ -86,7 +86,7 @@ class PricedContext:
         self.tools = tuple(tools)
         self.counter = counter
         self.n = len(self.messages)
-        self.pieces = [counter.piece_tokens(m) for m in self.messages]
+        self.pieces = counter.pieces(self.messages)
         self.system_pieces = [counter.piece_tokens(m) for m in self.system_messages]
         self.prefix_sums = [0, *accumulate(self.pieces)]
         self.tools_tokens = counter.count_tools(self.tools)
@@ -96,14 +96,6 @@ class PricedContext:
         self.usage = self._usage_baseline()
         self._earliest_call, self._pull_suffix_min = self._tool_boundary_index()
         #: (result index, call id, index of the earliest call with that id), in index order.
-        self._results_with_calls = [
-            (index, message.tool_call_id, self._earliest_call[message.tool_call_id])
-            for index, message in enumerate(self.messages)
-            if message.role == "tool"
-            and message.tool_call_id
-            and message.tool_call_id in self._earliest_call
-        ]
-        self._result_positions = [index for index, _, _ in self._results_with_calls]
         self._reused: dict[str, list[int]] | None = None
 
     @classmethod
@@ -168,18 +160,26 @@ class PricedContext:
     # --- tool boundary ------------------------------------------------------------------
 
     def _tool_boundary_index(self) -> tuple[dict[str, int], list[int]]:
+        """The earliest assistant index of each call id, and for each index the earliest
+        call that a tool result at or after it pulls in (`_NO_CALL`: none)."""
         earliest: dict[str, int] = {}
         for index, message in enumerate(self.messages):
-            if message.role == "assistant":
-                for call_id in message.call_ids:
-                    earliest.setdefault(call_id, index)
+            if message.role == "assistant" and message.tool_calls:
+                for call in message.tool_calls:
+                    if call.id:  # `Message.call_ids`, without a tuple per message
+                        earliest.setdefault(call.id, index)
         pull = [_NO_CALL] * (self.n + 1)
+        if not earliest:
+            return earliest, pull  # no call: no result pulls one in
+        lowest = _NO_CALL
+        messages = self.messages
         for index in range(self.n - 1, -1, -1):
-            message = self.messages[index]
-            here = _NO_CALL
+            message = messages[index]
             if message.role == "tool" and message.tool_call_id:
                 here = earliest.get(message.tool_call_id, _NO_CALL)
-            pull[index] = min(here, pull[index + 1])
+                if here < lowest:
+                    lowest = here
+            pull[index] = lowest
         return earliest, pull
 
     def adjust_keep(self, keep: int, tool_boundary: bool = True) -> int:
@@ -194,6 +194,24 @@ class PricedContext:
                     break
                 start = earliest
         return self.n - start
+
+    @cached_property
+    def _results_with_calls(self) -> list[tuple[int, str, int]]:
+        """(result index, call id, index of the earliest call with that id), in index order
+        (made when `boundary_cause` is first asked: a load never asks)."""
+        earliest = self._earliest_call
+        if not earliest:
+            return []
+        return [
+            (index, message.tool_call_id, earliest[message.tool_call_id])
+            for index, message in enumerate(self.messages)
+            if message.role == "tool" and message.tool_call_id and message.tool_call_id in earliest
+        ]
+
+    @cached_property
+    def _result_positions(self) -> list[int]:
+        """The result indices of `_results_with_calls`, for bisecting."""
+        return [index for index, _, _ in self._results_with_calls]
 
     def boundary_cause(self, keep: int) -> list[tuple[str, int, int]]:
         """(call id, result index, call index) pairs that pulled the split back for `keep`."""
@@ -235,8 +253,11 @@ class PricedContext:
 
     def span(self, tuning: Tuning) -> Span:
         """preserved prefix / to compress / protected tail for this tuning."""
+        return self._span(tuning, self.effective_keep(tuning))
+
+    def _span(self, tuning: Tuning, keep: int | None) -> Span:
+        """`span(tuning)` with `effective_keep(tuning)` given."""
         n, last_user = self.n, self.last_real_user_index
-        keep = self.effective_keep(tuning)
         if tuning.processor == "dialogue":
             if keep is None:
                 return Span((0, 0), (0, 0), (0, n))
@@ -257,7 +278,8 @@ class PricedContext:
         """openJiuwen's trigger decision for this tuning, with every number it used."""
         total = self.window_total
         threshold = tuning.threshold
-        span = self.span(tuning)
+        keep = self.effective_keep(tuning)
+        span = self._span(tuning, keep)
         span_target = self.count_range(*span.compress)
         min_target = tuning.min_target_tokens
         if total < threshold:
@@ -280,7 +302,7 @@ class PricedContext:
             min_target_tokens=min_target if reason == "target_below_min" else None,
             min_target_value=min_target,
             span_target_tokens=span_target,
-            effective_keep=self.effective_keep(tuning),
+            effective_keep=keep,
             span=span,
             used_usage_baseline=self.usage.value is not None,
         )

@@ -354,6 +354,18 @@ def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
     return call
 
 
+def _plain_calls(calls_raw: list[Any]) -> tuple[ToolCall, ...]:
+    """The tool calls of a plain message: each built without the checks while they are
+    plain; from the first that is not, every call through `ToolCall.from_dict`."""
+    made: list[ToolCall] = []
+    for raw in calls_raw:
+        call = _plain_tool_call(raw) if type(raw) is dict else None
+        if call is None:
+            return tuple(map(ToolCall.from_dict, calls_raw))
+        made.append(call)
+    return tuple(made)
+
+
 def _plain_message(raw: dict[str, Any]) -> Message | None:
     """`Message.checked_from_dict(raw)` for a plain shape (exact types), else None."""
     role = raw.get("role")
@@ -385,13 +397,8 @@ def _plain_message(raw: dict[str, Any]) -> Message | None:
         name is not None and type(name) is not str
     ):
         return None
-    calls: tuple[ToolCall, ...] = ()
-    if calls_raw:  # last, as the checked path reads them: after every other check
-        made = [_plain_tool_call(c) if type(c) is dict else None for c in calls_raw]
-        calls = tuple(
-            ToolCall.checked_from_dict(c) if call is None else call
-            for call, c in zip(made, calls_raw, strict=True)
-        )
+    # the calls last, as the checked path reads them: after every other check
+    calls: tuple[ToolCall, ...] = _plain_calls(calls_raw) if calls_raw else ()
     message = _new(Message)
     _set_role(message, role)
     _set_content(message, content)

@@ -301,6 +301,8 @@ class TokenCounter:
         self._derived: dict[tuple[int, int], TokenCounter] = {}
         #: id of a tool tuple counted -> (that tuple, held so the id stays its own; count).
         self._tool_counts: dict[int, tuple[tuple[Tool, ...], int]] = {}
+        #: The message tuple last counted whole, with its pieces (`pieces`), until read once.
+        self._last_pieces: tuple[tuple[Message, ...], tuple[int, ...]] | None = None
 
     def with_divisors(self, char_divisor: int, tail_divisor: int) -> TokenCounter:
         """The same counter (mode, encoder, image pricing, persistent store) with another
@@ -381,6 +383,20 @@ class TokenCounter:
     def remember(self, message: Message, tokens: int) -> None:
         """Seed the in-memory cache with a piece count known from elsewhere (a store, a worker)."""
         self._piece_cache[self._cache_key(message)] = tokens
+        self._last_pieces = None  # a count it holds may be this one
+
+    def pieces(self, messages: Sequence[Message]) -> list[int]:
+        """`[piece_tokens(m) for m in messages]`. A tuple is remembered until it is asked
+        for again (then forgotten, so no context is held long): a dump's rebuilt context
+        is counted to infer its token mode, then priced, the same tuple both times."""
+        last = self._last_pieces
+        if last is not None and last[0] is messages:
+            self._last_pieces = None
+            return list(last[1])
+        found = [self.piece_tokens(m) for m in messages]
+        if type(messages) is tuple:
+            self._last_pieces = (messages, tuple(found))
+        return found
 
     def knows(self, message: Message) -> bool:
         """True when `piece_tokens(message)` would be answered from memory."""
@@ -441,7 +457,7 @@ class TokenCounter:
         """openJiuwen's count of a message list (0 for an empty list)."""
         if not messages:
             return 0
-        return sum(self.piece_tokens(m) for m in messages) + self.overhead
+        return sum(self.pieces(messages)) + self.overhead
 
     def count_tools(self, tools: Sequence[Tool]) -> int:
         """openJiuwen's count of the tool list in this mode (0 for none); a tuple counted

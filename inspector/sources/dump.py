@@ -170,8 +170,9 @@ def parse_dump(document: Mapping[str, Any], source: str) -> DumpFile:
     )
 
 
-def _first(*values: Any) -> Any:
-    return next((v for v in values if v is not None), None)
+def _first(value: Any, fallback: Any) -> Any:
+    """`value`, or `fallback` when it is None (a key an older schema spells otherwise)."""
+    return fallback if value is None else value
 
 
 def _parse_list(raw: list[Any], path: str) -> tuple[Message, ...]:

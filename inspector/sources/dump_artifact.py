@@ -7,8 +7,9 @@ stats`): no context is rebuilt and nothing is counted. Must not import Textual o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
@@ -17,7 +18,7 @@ from inspector.core.errors import ConfigError
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.timeline import EvaluationRun
-from inspector.core.tuning import DEFAULT_KEEP_RECENT, Tuning, parse_processor
+from inspector.core.tuning import DEFAULT_KEEP_RECENT, ProcessorKind, Tuning, parse_processor
 from inspector.sources.dump import DumpFile, Rebuild, ToolLists, rebuild_context
 from inspector.sources.dump_infer import (
     CounterProvider,
@@ -26,6 +27,7 @@ from inspector.sources.dump_infer import (
     infer_token_mode,
     resolve_stale,
     safe_tuning,
+    tuning_with,
 )
 
 #: The note a header-level dump artifact carries instead of the rebuild's notes.
@@ -61,14 +63,24 @@ def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+@functools.lru_cache(maxsize=256)
+def _processor_kind(name: str) -> ProcessorKind | None:
+    """`parse_processor(name)`, None for a name it refuses (a folder's dumps name a few)."""
+    try:
+        return parse_processor(name)
+    except ConfigError:
+        return None
+
+
 def _recover_window(dump: DumpFile, check: Mapping[str, Any] | None, out: _Recovered) -> None:
     """Processor, context_max and the two ratios (from the linked check's threshold and minimum)."""
     if dump.processor:
-        try:
-            out.processor_kind = parse_processor(dump.processor)
-            out.take("processor", out.processor_kind)
-            out.values["keep_recent"] = DEFAULT_KEEP_RECENT[out.processor_kind]
-        except ConfigError:
+        kind = _processor_kind(dump.processor)
+        if kind is not None:
+            out.processor_kind = kind
+            out.take("processor", kind)
+            out.values["keep_recent"] = DEFAULT_KEEP_RECENT[kind]
+        else:
             out.unrecoverable.append(
                 f"processor {dump.processor!r} is not one the inspector models: evaluated as CurrentRound"
             )
@@ -98,7 +110,7 @@ def _recover_mode(
         out.unrecoverable.append(f"the token mode is not in the dump ({how}): cl100k assumed")
 
 
-def _rebuilt_snapshot(
+def _rebuilt_context(
     dump: DumpFile,
     rebuild: Rebuild,
     out: _Recovered,
@@ -106,10 +118,11 @@ def _rebuilt_snapshot(
     check: Mapping[str, Any] | None,
     counters: CounterProvider,
     earlier_kept_ids: Callable[[], frozenset[str]] | None,
-) -> tuple[ContextSnapshot | None, dict[str, Any] | None]:
-    """The context before compression (None when it cannot be rebuilt) and the stale-flag choice."""
+) -> tuple[tuple[Message, ...], Tuning, dict[str, Any] | None] | None:
+    """The messages and tuning of the context before compression (None when it cannot
+    be rebuilt), and the stale-flag choice."""
     if rebuild.messages is None:
-        return None, None
+        return None
     priced: PricedContext | None = None
     if out.processor_kind in ("current_round", "round_level"):
         if _missing_ratios(out):
@@ -128,7 +141,25 @@ def _rebuilt_snapshot(
     tuning = _consistent_ratios(rebuild, messages, tuning, counters, out, priced)
     if stale_info is not None:
         out.unrecoverable.append(stale_info["note"])
-    snapshot = ContextSnapshot(
+    return messages, tuning, stale_info
+
+
+def _snapshot(
+    dump: DumpFile,
+    rebuild: Rebuild,
+    made: tuple[tuple[Message, ...], Tuning, Any],
+    out: _Recovered,
+    evidence: EvidenceOf | None,
+) -> ContextSnapshot:
+    """The rebuilt context (`made` by `_rebuilt_context`) as a snapshot, with its release
+    evidence when `evidence` gives one."""
+    messages, tuning, _ = made
+    found = None
+    if evidence is not None:
+        changed, found = evidence((rebuild.system_messages, messages))
+        if not changed:
+            found = None
+    return ContextSnapshot(
         id=dump.id,
         system_messages=rebuild.system_messages,
         messages=messages,
@@ -136,8 +167,8 @@ def _rebuilt_snapshot(
         tuning=tuning,
         recorded_fields=frozenset(out.present),
         extra={"rebuilt_from": "dump"},
+        release_evidence=found,
     )
-    return snapshot, stale_info
 
 
 #: Ratios are inferred on openJiuwen's grid of 0.001.
@@ -186,7 +217,7 @@ def _consistent_ratios(
         else:
             ratio = _largest_ratio(total, cm, 0.0)
             if ratio is not None:
-                tuning = tuning.with_(trigger_ratio=ratio)
+                tuning = tuning_with(tuning, "trigger_ratio", ratio)
             how = f"not recorded: the dump exists, so the trigger fired at total {total:,} of context_max {cm:,}: ratio in (0, {bound}]; evaluated with {tuning.trigger_ratio}"
         out.inferred["trigger_ratio"] = {"value": tuning.trigger_ratio, "from": how, "max": bound}
     if "min_target_ratio" in missing:
@@ -197,7 +228,7 @@ def _consistent_ratios(
         if evaluation.reason == "target_below_min":
             ratio = _largest_ratio(target, cm, -1.0)
             if ratio is not None:
-                tuning = tuning.with_(min_target_ratio=ratio)
+                tuning = tuning_with(tuning, "min_target_ratio", ratio)
             how = f"not recorded: the dump exists, so the region to compress ({target:,} tokens) reached the minimum: ratio in [0, {bound}]; evaluated with {tuning.min_target_ratio}"
         else:
             how = f"not recorded: the default {tuning.min_target_ratio} is consistent with the dump (region to compress {target:,} tokens, so ratio <= {bound})"
@@ -209,9 +240,11 @@ def _consistent_ratios(
     return tuning
 
 
-def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:
-    """What the dump cannot say about the span first built (before an overflow shrink)."""
-    first = run.span_counts if run is not None else None
+def _span_note(
+    dump: DumpFile, run: EvaluationRun | None, first: Mapping[str, int] | None
+) -> str | None:
+    """What the dump cannot say about the span first built (before an overflow shrink):
+    `first` is the run's `span_counts`."""
     if first is not None and dump.compress_count is not None:
         if first["messages_to_compress"] == dump.compress_count:
             return None
@@ -228,6 +261,19 @@ def _span_note(dump: DumpFile, run: EvaluationRun | None) -> str | None:
 def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
+    first = run.span_counts if run is not None else None
+    return _recorded(dump, run, first, _check_of(run), known)
+
+
+def _recorded(
+    dump: DumpFile,
+    run: EvaluationRun | None,
+    first: dict[str, int] | None,
+    check: dict[str, Any] | None,
+    known: dict[str, Any],
+) -> DumpRecorded:
+    """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
+    by the caller."""
     return DumpRecorded(
         span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
         tokens_before=dump.tokens_before,
@@ -239,8 +285,8 @@ def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> Du
         retries=tuple(dict(r) for r in run.retries) if run is not None else (),
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
-        span_first_built=SpanCounts.of(run.span_counts) if run is not None else None,
-        threshold_check=_check_of(run),
+        span_first_built=SpanCounts.of(first) if run is not None else None,
+        threshold_check=check,
         **known,
     )
 
@@ -272,30 +318,25 @@ def dump_artifact(
     _recover_window(dump, check, out)
     _recover_mode(rebuild, dump, counters, out)
     span_first = run.span_counts if run is not None else None
-    snapshot, stale_info = _rebuilt_snapshot(
-        dump, rebuild, out, span_first, check, counters, earlier_kept_ids
-    )
-    if snapshot is not None and evidence is not None:
-        changed, found = evidence((snapshot.system_messages, snapshot.messages))
-        if changed:
-            snapshot = replace(snapshot, release_evidence=found)
-    note = _span_note(dump, run)
+    made = _rebuilt_context(dump, rebuild, out, span_first, check, counters, earlier_kept_ids)
+    snapshot = None if made is None else _snapshot(dump, rebuild, made, out, evidence)
+    stale_info = None if made is None else made[2]
+    note = _span_note(dump, run, span_first)
     if note is not None:
         out.unrecoverable.append(note)
-    recorded = dump_recorded(
-        dump,
-        run,
-        messages_before=None if rebuild.messages is None else len(rebuild.messages),
-        messages_after=None if rebuild.after is None else len(rebuild.after),
-        inferred=out.inferred,
-        unrecoverable=tuple(out.unrecoverable),
-        stale_usage=None
+    known = {
+        "messages_before": None if rebuild.messages is None else len(rebuild.messages),
+        "messages_after": None if rebuild.after is None else len(rebuild.after),
+        "inferred": out.inferred,
+        "unrecoverable": tuple(out.unrecoverable),
+        "stale_usage": None
         if stale_info is None
         else {k: v for k, v in stale_info.items() if k != "note"},
-    )
+    }
+    recorded = _recorded(dump, run, span_first, check, known)
     return Artifact(
         source=dump.source,
-        id=dump.id,
+        id=snapshot.id if snapshot is not None else dump.id,
         kind="dump",
         snapshot=snapshot,
         recorded=recorded,

@@ -126,7 +126,6 @@ _STRUCTURE_ONLY = _NoCounts()
 #: Tunings made from equal values (a folder's dumps recover a few): Tuning is frozen.
 _TUNINGS: dict[tuple[tuple[str, type, Any], ...], Tuning] = {}
 _TUNINGS_KEPT = 1024
-_DEFAULT_TUNING = Tuning()
 
 
 def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
@@ -144,7 +143,7 @@ def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
     if known is not None:
         return known
     try:
-        made = _DEFAULT_TUNING.with_(**values)
+        made = Tuning(**values)  # = Tuning().with_(**values), without the copy
     except ConfigError as error:
         notes.append(f"recorded {error.field} {error.value!r} is out of range: default used")
         values.pop(error.field, None)
@@ -153,6 +152,25 @@ def safe_tuning(values: dict[str, Any], notes: list[str]) -> Tuning:
         if len(_TUNINGS) >= _TUNINGS_KEPT:
             _TUNINGS.clear()
         _TUNINGS[key] = made
+    return made
+
+
+#: (id of a tuning, field, repr of a value) -> (that tuning, held so the id stays its own;
+#: the tuning with that field set): `_consistent_ratios` sets the same few ratios on the
+#: same few tunings (`safe_tuning` shares them) for most of a folder's dumps.
+_CHANGED: dict[tuple[int, str, str], tuple[Tuning, Tuning]] = {}
+
+
+def tuning_with(tuning: Tuning, name: str, value: float) -> Tuning:
+    """`tuning.with_(**{name: value})`, the same object for a change made before."""
+    key = (id(tuning), name, repr(value))
+    known = _CHANGED.get(key)
+    if known is not None and known[0] is tuning:
+        return known[1]
+    made = tuning.with_(**{name: value})
+    if len(_CHANGED) >= _TUNINGS_KEPT:
+        _CHANGED.clear()
+    _CHANGED[key] = (tuning, made)
     return made
 
 
@@ -227,6 +245,8 @@ def resolve_stale(
 ) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
     """Choose the kept usage records' stale flags: fresh (default) or as dumped, checked if possible."""
     assert rebuild.messages is not None
+    if not rebuild.stale_candidates:
+        return rebuild.messages, None  # no flag in doubt: nothing to look up
     was_kept_before = _kept_before(rebuild, earlier_kept_ids)
     already = tuple(i for i in rebuild.stale_candidates if was_kept_before(i))
     candidates = tuple(i for i in rebuild.stale_candidates if not was_kept_before(i))

@@ -77,6 +77,8 @@ class ReleaseDetection:
 #: JSON's scalar types: never a list or a mapping, told apart without an ABC check (a
 #: folder's full load walks every value of every record).
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+#: The keys `_record_facts` reads a record's kind from.
+_RECORD_KEYS = frozenset(("processor", "event"))
 
 
 def _walk(value: Any, evidence: ArtifactEvidence, depth: int = 0) -> None:
@@ -85,8 +87,18 @@ def _walk(value: Any, evidence: ArtifactEvidence, depth: int = 0) -> None:
     kind = type(value)
     if kind is list or (kind is not dict and isinstance(value, list)):
         for item in value:
-            if type(item) not in _SCALARS:
-                _walk(item, evidence, depth + 1)
+            kind = type(item)
+            if kind in _SCALARS:
+                continue
+            # a plain object of scalars without a record's kind carries no fact (a
+            # span_built entry, the bulk of a debug run's objects): not walked
+            if (
+                kind is dict
+                and _RECORD_KEYS.isdisjoint(item)
+                and _SCALARS.issuperset(map(type, item.values()))
+            ):
+                continue
+            _walk(item, evidence, depth + 1)
         return
     if kind is not dict and not isinstance(value, Mapping):
         return
@@ -113,17 +125,19 @@ def _record_facts(record: Mapping[str, Any], evidence: ArtifactEvidence) -> None
         evidence.has_llm_request_log = True
     event = record.get("event")
     if event == "span_built":
+        previews = evidence.span_previews
         for name in _SPAN_LISTS:
             entries = record.get(name)
             if not isinstance(entries, list):
                 continue
             for entry in entries:
-                if not isinstance(entry, Mapping):
+                if len(previews) >= _MAX_ITEMS:
+                    return  # no more is kept: the rest of the entries cannot add one
+                if type(entry) is not dict and not isinstance(entry, Mapping):
                     continue
                 preview, tokens = entry.get("preview"), entry.get("tokens")
                 if isinstance(preview, str) and isinstance(tokens, int):
-                    if len(evidence.span_previews) < _MAX_ITEMS:
-                        evidence.span_previews.append((preview, tokens))
+                    previews.append((preview, tokens))
     elif event == "compression_retry":
         message = record.get("error_message")
         if isinstance(message, str) and message and len(evidence.error_messages) < _MAX_ITEMS:
