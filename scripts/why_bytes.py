@@ -1,6 +1,6 @@
 """`why --json` output bytes over a fixed corpus, for before/after checks of speed work.
 
-    python scripts/why_bytes.py record OUT.json [--extra FILE ...]
+    python scripts/why_bytes.py record OUT.json [--extra FILE ...] [--stats]
     python scripts/why_bytes.py diff BEFORE.json AFTER.json
 
 `record` runs `inspector why --json` in this process (result cache off, a private empty
@@ -8,7 +8,9 @@ token cache; the inspector package Python finds, e.g. by PYTHONPATH, on the data
 current directory, by relative paths) on each unit: sample_dumps/, every scenario and file of
 /work/shared/reference/{openjiuwen,standard,parity}, each child of tests/data, and each
 `--extra` path; then every `.jsonl` file found there once more with the streamed
-debug-log path forced (`STREAM_MIN_BYTES` = 0, as for a log of 32 MB and more). For each
+debug-log path forced (`STREAM_MIN_BYTES` = 0, as for a log of 32 MB and more). `--stats`
+adds `stats --json`, `stats --json --no-findings` and the text table (120 columns) of each
+unit, and `stats --json` and the table of each log streamed. For each
 run it stores the SHA-256 and size of stdout and stderr and the exit status; `diff` names
 the runs that differ. Record both runs from the same directory (a folder's files are
 listed in the order the file system gives, and some sources print absolute paths), e.g.
@@ -76,8 +78,18 @@ def _run(argv: list[str]) -> dict[str, object]:
     }
 
 
-def record(out: Path, extra: list[str]) -> int:
+#: The `stats` runs `--stats` adds for each unit, by name; and for each log streamed.
+_STATS = {
+    "stats-json": ["stats", "--json"],
+    "stats-header": ["stats", "--json", "--no-findings"],
+    "stats-table": ["stats"],
+}
+_STREAMED_STATS = ("stats-json", "stats-table")
+
+
+def record(out: Path, extra: list[str], stats: bool = False) -> int:
     """Run every unit (then every log streamed) and write the hashes to `out`."""
+    os.environ["COLUMNS"] = "120"  # the text table's width, whatever the terminal
     os.environ["CONTEXT_INSPECTOR_NO_RESULT_CACHE"] = "1"
     os.environ["CONTEXT_INSPECTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="why-bytes-")
     import inspector.cli.run_support as run_support
@@ -88,10 +100,14 @@ def record(out: Path, extra: list[str]) -> int:
     runs: dict[str, object] = {}
     for unit in units:
         runs[f"why {unit}"] = _run(["why", "--json", unit])
+        for name, argv in _STATS.items() if stats else ():
+            runs[f"{name} {unit}"] = _run([*argv, unit])
         print(f"why {unit}", file=sys.__stderr__)
     run_support.STREAM_MIN_BYTES = 0  # type: ignore[misc]
     for log in _logs(units):
         runs[f"streamed {log}"] = _run(["why", "--json", log])
+        for name in _STREAMED_STATS if stats else ():
+            runs[f"streamed {name} {log}"] = _run([*_STATS[name], log])
     out.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(runs)} runs -> {out}", file=sys.__stderr__)
     return 0
@@ -115,12 +131,13 @@ def main() -> int:
     rec = sub.add_parser("record")
     rec.add_argument("out", type=Path)
     rec.add_argument("--extra", nargs="*", default=[])
+    rec.add_argument("--stats", action="store_true", help="also every unit's `stats` outputs")
     dif = sub.add_parser("diff")
     dif.add_argument("before", type=Path)
     dif.add_argument("after", type=Path)
     options = parser.parse_args()
     if options.command == "record":
-        return record(options.out, options.extra)
+        return record(options.out, options.extra, options.stats)
     return diff(options.before, options.after)
 
 
