@@ -112,3 +112,11 @@ def fresh_interpreter_json(
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def loaded_modules(result: dict[str, Any], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules a fresh interpreter's `result` lists under `"modules"` that are one of
+    `prefixes` or inside one (the start-up tests' "never imported" checks)."""
+    modules = result["modules"]
+    assert isinstance(modules, list)
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]

@@ -15,7 +15,7 @@ import pytest
 
 from inspector.cli import main, run_support
 from inspector.sources import debuglog, llm_request
-from tests.conftest import REPO, fresh_interpreter_json
+from tests.conftest import REPO, fresh_interpreter_json, loaded_modules
 
 _CHILD = """
 import contextlib, io, json, sys
@@ -64,12 +64,6 @@ def _run(tmp_path: Path, *args: str) -> dict[str, object]:
     return fresh_interpreter_json(_CHILD, *args, env=env)
 
 
-def _loaded(result: dict[str, object], prefixes: tuple[str, ...]) -> list[str]:
-    modules = result["modules"]
-    assert isinstance(modules, list)
-    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
-
-
 def _in_process(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
     monkeypatch.setattr(run_support, "STREAM_MIN_BYTES", 0)
     out, err = io.StringIO(), io.StringIO()
@@ -85,15 +79,15 @@ def test_streamed_stats_loads_only_the_reader_and_the_tally(
     result = _run(tmp_path, "stats", *flags, str(LOG))
     assert result["status"] == 0, result["err"]
     needed = ("inspector.sources.debugstream", "inspector.core.stats", "pydantic_core")
-    assert len(_loaded(result, needed)) >= 3
+    assert len(loaded_modules(result, needed)) >= 3
     if flags:
-        assert _loaded(result, NOT_NEEDED) == []
+        assert loaded_modules(result, NOT_NEEDED) == []
         (line,) = [json.loads(line) for line in str(result["out"]).splitlines()]
         assert line["kind"] == "stats" and line["artifacts"]["debug"] > 0
     else:  # the table needs Rich and its renderer, nothing more
-        assert _loaded(result, ("rich", "inspector.render.stats_report"))
+        assert loaded_modules(result, ("rich", "inspector.render.stats_report"))
         table = ("rich", "inspector.render")
-        assert _loaded(result, tuple(p for p in NOT_NEEDED if p not in table)) == []
+        assert loaded_modules(result, tuple(p for p in NOT_NEEDED if p not in table)) == []
     assert (result["status"], result["out"]) == _in_process(monkeypatch, "stats", *flags, str(LOG))[
         :2
     ]
@@ -110,7 +104,7 @@ def test_a_record_the_fast_check_does_not_vouch_for_gets_the_models_words(
     status, out, err = _in_process(monkeypatch, "stats", "--json", str(log))
     assert (result["status"], result["out"], result["err"]) == (status, out, err)
     assert status == 1 and "total_tokens" in err and "line 2" in err
-    assert _loaded(result, ("inspector.formats.debug",))  # imported for that record only
+    assert loaded_modules(result, ("inspector.formats.debug",))  # imported for that record only
 
 
 def test_a_missing_log_and_a_bad_flag_keep_their_errors(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, fresh_interpreter_json
+from tests.conftest import REPO, fresh_interpreter_json, loaded_modules
 
 DUMP = (
     REPO
@@ -69,26 +69,20 @@ def _run(tmp_path: Path, *args: str) -> dict[str, object]:
     return fresh_interpreter_json(_CHILD, *args, env=env)
 
 
-def _loaded(result: dict[str, object], prefixes: tuple[str, ...]) -> list[str]:
-    modules = result["modules"]
-    assert isinstance(modules, list)
-    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
-
-
 @pytest.mark.parametrize("command", ["why", "stats"])
 def test_a_json_report_on_a_dump_imports_only_what_it_needs(tmp_path: Path, command: str) -> None:
     result = _run(tmp_path, command, "--json", str(DUMP))
     assert result["status"] == 0
     lines = [json.loads(line) for line in str(result["out"]).splitlines()]
     assert lines and "error" not in lines[0]
-    assert _loaded(result, NEVER) == []
+    assert loaded_modules(result, NEVER) == []
     # what it does need: the one strategy the dump names, and the dump format
     if command == "why":
-        assert _loaded(result, ("inspector.core.forked.strategy", "inspector.formats.dump"))
+        assert loaded_modules(result, ("inspector.core.forked.strategy", "inspector.formats.dump"))
 
 
 def test_why_on_a_forked_dump_does_not_import_the_standard_family(tmp_path: Path) -> None:
-    loaded = _loaded(_run(tmp_path, "why", "--json", str(DUMP)), STANDARD)
+    loaded = loaded_modules(_run(tmp_path, "why", "--json", str(DUMP)), STANDARD)
     assert [m for m in loaded if m not in STANDARD_CONSTANTS] == []
 
 
@@ -96,6 +90,6 @@ def test_help_imports_no_strategy_and_no_pydantic(tmp_path: Path) -> None:
     for args in (["--help"], ["why", "--help"]):
         result = _run(tmp_path, *args)
         assert result["status"] == 0 and "--trigger-ratio" in str(result["out"])
-        assert _loaded(result, ("pydantic", "inspector.core.strategy.base")) == [], args
-        assert _loaded(result, ("inspector.core.forked", "inspector.core.standard")) == []
-        assert _loaded(result, NEVER) == []
+        assert loaded_modules(result, ("pydantic", "inspector.core.strategy.base")) == [], args
+        assert loaded_modules(result, ("inspector.core.forked", "inspector.core.standard")) == []
+        assert loaded_modules(result, NEVER) == []
