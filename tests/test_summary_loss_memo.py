@@ -39,3 +39,19 @@ def test_a_second_scan_reads_no_text_and_finds_the_same(monkeypatch: pytest.Monk
     # a new message (a new identity) is scanned
     fresh = [Message(role="user", content=m.content) for m in messages[:1]]
     assert summary_losses(fresh, "", 0, (), ALL_KINDS) and scans
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain text, no escape at all: src/a/b.py",
+        "data={'stdout': 'line one\\nsrc/pkg/mod.py:3: error\\tE1'}",
+        "a lone backslash \\ and a path C:\\\\dir\\\\file.txt",
+        "tab only\\tthen src/x/y.py",
+        "",
+    ],
+)
+def test_unescape_answers_what_both_replacements_give(text: str) -> None:
+    """The backslash check (which spares a 40 MB tool result two scans) is a shortcut only:
+    the answer is the two replacements' for texts with and without a backslash."""
+    assert summary_loss._unescape(text) == text.replace("\\n", "\n").replace("\\t", "\t")

@@ -52,7 +52,10 @@ class LostItem:
 
 def _unescape(text: str) -> str:
     # Tool results often hold a Python repr (`data={'stdout': '...\\n...'}`): undo the escapes
-    # so that lines and paths split where they did in the original output.
+    # so that lines and paths split where they did in the original output. Most texts hold
+    # no backslash: one search for it spares two scans of the whole text (a 40 MB tool result).
+    if "\\" not in text:
+        return text
     return text.replace("\\n", "\n").replace("\\t", "\t")
 
 
