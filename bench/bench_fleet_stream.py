@@ -12,7 +12,9 @@
   `--message-mode` (len_div_4, as openJiuwen without a counter, or tiktoken_cl100k):
   `inspector why --json DUMP` against two floors, one that parses the file once and one
   that also counts each text an exact decision needs once in that mode (the bigdump
-  precedent); both ratios are reported, and (informative) the fast parse floor's.
+  precedent); both ratios are reported, and (informative) the fast parse floor's, and what
+  the message itself costs: the CPU beyond a run on the same dump with a 1 MB message, over
+  the floor's (`_marginal`: the fixed start-up left out).
 
 Each process runs `--repeat` times, floors and inspector taking turns (the machine may be
 shared); the best run by CPU time counts, with the 1-minute load average at that run.
@@ -22,7 +24,7 @@ a process compiling every module it imports costs ~0.4 s of CPU the floors never
 Peak memory is each process's max RSS (wait4 rusage of a fresh child), reported as a ratio
 to the file's size (goal <= 2x); time as a ratio to the floor (goal <= 1.5x).
 
-    python -m bench.bench_fleet_stream [--mb 60] [--message-mb 40] [--repeat 3]
+    python -m bench.bench_fleet_stream [--mb 60] [--message-mb 40] [--repeat 3]  (0 MB: skipped)
         [--message-mode len_div_4|tiktoken_cl100k] [--out DIR]
 """
 
@@ -234,11 +236,12 @@ class _Best:
 
 
 def _interleaved(runs: dict[str, list[str]], repeat: int, cache: Path) -> dict[str, _Best]:
-    """Each process `repeat` times, floors and inspector taking turns; best CPU of each."""
+    """Each process `repeat` times, floors and inspector taking turns; best CPU of each (a
+    run whose label ends in "inspector" gets an empty token cache: a first open)."""
     best = {name: _Best() for name in runs}
     for _ in range(max(repeat, 1)):
         for name, argv in runs.items():
-            best[name].take(measure(argv, cache if name == "inspector" else None))
+            best[name].take(measure(argv, cache if name.endswith("inspector") else None))
     return best
 
 
@@ -296,18 +299,46 @@ def _pair(
     return results
 
 
-def run(
-    out: Path,
-    megabytes: float = 60.0,
-    message_mb: float = 40.0,
-    repeat: int = 3,
-    message_mode: str = "len_div_4",
+def _marginal(big: Path, small: Path, cli: list[str], repeat: int, cache: Path) -> Result:
+    """What the huge message itself costs: the CPU `why --json` spends on `big` beyond what
+    it spends on `small` (the same dump with a 1 MB message), over what the parse floor
+    spends beyond its own run on `small`. A whole process also pays a fixed start-up (its
+    imports) that the floor, which imports only json, does not: this ratio leaves it out, so
+    it says how the cost grows with the message (informative; the budget is the row above)."""
+    runs = {
+        f"{which} {role}": (
+            [*cli, "why", "--json", str(path)]
+            if role == "inspector"
+            else [PYTHON, "-c", _FLOOR, str(path), "whole"]
+        )
+        for which, path in (("big", big), ("small", small))
+        for role in ("floor", "inspector")
+    }
+    best = _interleaved(runs, repeat, cache)
+    ours = best["big inspector"].cpu - best["small inspector"].cpu
+    floor = best["big floor"].cpu - best["small floor"].cpu
+    mb = (big.stat().st_size - small.stat().st_size) / 1e6
+    return Result(
+        "stream",
+        f"inspector why --json DUMP: CPU of the message's extra {mb:.0f} MB vs the floor's",
+        ours,
+        "s",
+        "(info)",
+        True,
+        floor=floor,
+        note=(
+            f"best of {repeat} by CPU, interleaved: ours {best['big inspector'].cpu:.2f} - "
+            f"{best['small inspector'].cpu:.2f} s (the start-up and the rest of the dump), "
+            f"floor {best['big floor'].cpu:.2f} - {best['small floor'].cpu:.2f} s"
+        ),
+    )
+
+
+def _log_rows(
+    out: Path, megabytes: float, cli: list[str], repeat: int, cache: Path
 ) -> list[Result]:
-    """Generate (or reuse) the files; time and measure why/stats against the floors."""
+    """`why --json` and `stats --json` of a generated log of `megabytes` MB, beside their floors."""
     log = write_log(out / f"stream-{megabytes:g}mb" / "CurrentRoundCompressor.jsonl", megabytes)
-    cli = [PYTHON, "-m", "inspector"]
-    cache = out / "stream-token-cache"
-    started = time.perf_counter()
     lines_floor = {"parse floor: reads and parses every line once": [PYTHON, "-c", _FLOOR, str(log), "lines"]}  # fmt: skip
     fast_floor = {"fast parse floor: the same with pydantic_core.from_json": [PYTHON, "-c", _FAST_FLOOR, str(log), "lines"]}  # fmt: skip
     why_log = [*cli, "why", "--json", str(log)]
@@ -317,6 +348,21 @@ def run(
     results = _pair("inspector why --json LOG", log, why_log, floors, repeat, cache)
     results += _pair("inspector stats --json LOG", log, [*cli, "stats", "--json", str(log)],
                      {**lines_floor, **fast_floor}, repeat, cache)  # fmt: skip
+    return results
+
+
+def run(
+    out: Path,
+    megabytes: float = 60.0,
+    message_mb: float = 40.0,
+    repeat: int = 3,
+    message_mode: str = "len_div_4",
+) -> list[Result]:
+    """Generate (or reuse) the files; time and measure why/stats against the floors."""
+    cli = [PYTHON, "-m", "inspector"]
+    cache = out / "stream-token-cache"
+    started = time.perf_counter()
+    results = _log_rows(out, megabytes, cli, repeat, cache) if megabytes > 0 else []
     if message_mb > 0:
         name = f"stream-msg-{message_mb:g}mb" + ("" if message_mode == "len_div_4" else "-cl100k")
         dump = write_big_message_dump(
@@ -335,6 +381,12 @@ def run(
         }  # fmt: skip
         results += _pair(f"inspector why --json DUMP (one huge message, {message_mode})", dump,
                          [*cli, "why", "--json", str(dump)], floors, repeat, cache)  # fmt: skip
+        small = write_big_message_dump(
+            out / f"{name}-small" / "1795900000000_CurrentRoundCompressor_big-msg.json",
+            1,
+            message_mode,
+        )
+        results.append(_marginal(dump, small, cli, repeat, cache))
     print(f"[stream] {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return results
 
