@@ -13,6 +13,7 @@ import Textual or Rich.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -406,7 +407,9 @@ def read_json_file(
     by the parser either way. Only for callers that read fixed, shallow keys and never
     recurse into values (header-level loads). A callable decides per parsed document
     (True: walk it). A file of `lines_min_bytes` or more whose first two lines show it is
-    JSON Lines is read line by line (`_read_lines_streaming`: the same result).
+    JSON Lines is read line by line (`_read_lines_streaming`: the same result); a smaller
+    one is read whole, then line by line from its bytes when it has a second line
+    (`_lines_of_data`: the same result, without first trying the text as one document).
     """
     not_regular = file_problem(path)
     if not_regular is not None:
@@ -438,6 +441,9 @@ def read_json_file(
         data = read_regular(path)
     except OSError as error:
         return ReadResult(problem=ReadProblem(os_problem(error)))
+    by_line = _lines_of_data(data, check_nesting)
+    if by_line is not None:
+        return by_line
     whole = _parse_document_bytes(data, check_nesting)
     if whole is not None:
         return whole
@@ -503,6 +509,23 @@ def _read_lines_streaming(path: Path, check_nesting: NestingCheck = True) -> Rea
             return _lines_of(handle, check_nesting)
     except (OSError, MemoryError):
         return None
+
+
+def _lines_of_data(data: bytes, check_nesting: NestingCheck) -> ReadResult | None:
+    """`_read_lines_streaming` of a file's bytes already read (a small file), when its
+    second line holds more than whitespace: a log then skips the whole-text attempts
+    (as one document, from the bytes then from the text: a third of its reading time)
+    and the text's `splitlines`. Without a second line the file may be one document,
+    parsed once by the whole-file reader instead of first as a line."""
+    first_end = data.find(b"\n")
+    if first_end < 0:
+        return None
+    second_end = data.find(b"\n", first_end + 1)
+    if not data[first_end + 1 : second_end if second_end >= 0 else len(data)].strip():
+        return None  # bytes.strip strips less than str.strip: `_lines_of` still decides
+    if b"\x00" in data[:8192] or data.startswith(b"\xef\xbb\xbf"):
+        return None
+    return _lines_of(io.BytesIO(data), check_nesting)
 
 
 def _lines_of(handle: Any, check_nesting: NestingCheck) -> ReadResult | None:
