@@ -180,9 +180,9 @@ def _fast_bytes(raw: bytes) -> tuple[Any, int]:
         return _SLOW, -1
     # the guard (see `_GUARD_TABLE`): a number that may overflow, or the brackets' count
     marks = raw.translate(_GUARD_TABLE, _GUARD_DELETE)
-    if _BIG_EXPONENT in marks or (
-        len(marks) >= _LONG_DIGITS and marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks
-    ):
+    # the long needle is searched by skips (~1 µs on a 26 KB dump's marks): no count of
+    # the zeros first, which takes five times that
+    if _BIG_EXPONENT in marks or (len(marks) >= _LONG_DIGITS and _DIGIT_RUN in marks):
         return _SLOW, -1
     levels = marks.count(b"[")
     if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
@@ -221,11 +221,26 @@ def loads_strict_bytes_openings(data: bytes) -> tuple[Any, int]:
     """`loads_strict_bytes(data)` and the number of "[" and "{" in `data`: a bound on the
     value's nesting (a value nests no deeper than its text opens containers), so a reader
     that refuses nesting past MAX_DEPTH walks only a value whose text opens more."""
+    value, openings, _ = loads_strict_bytes_vouched(data)
+    return value, openings
+
+
+#: Every integer in a value the fast path made is below this in magnitude: its guard
+#: refuses any run of `_LONG_DIGITS` digits (`loads_strict_bytes_vouched`).
+FAST_INT_BOUND = 10 ** (_LONG_DIGITS - 1)
+
+
+def loads_strict_bytes_vouched(data: bytes) -> tuple[Any, int, bool]:
+    """`loads_strict_bytes_openings(data)` and whether the fast path made the value: then
+    its floats are all finite and its integers all under `FAST_INT_BOUND` in magnitude
+    (the guard refuses longer digit runs and 3-digit exponents, `from_json` NaN and
+    Infinity), so a checker of ranges may skip those bounds (`debuglog.plainly_valid`)."""
     if not data.startswith(b"\xef\xbb\xbf"):
         value, openings = _fast_bytes(data)
         if value is not _SLOW:
-            return value, openings
-    return loads_strict(data.decode("utf-8")), data.count(b"[") + data.count(b"{")
+            return value, openings, True
+    value = loads_strict(data.decode("utf-8"))
+    return value, data.count(b"[") + data.count(b"{"), False
 
 
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
