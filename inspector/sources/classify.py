@@ -34,6 +34,7 @@ from inspector.sources.debuglog import (
     check_debug_record,
     looks_like_debug_record,
     near_debug_record,
+    plainly_valid,
 )
 from inspector.sources.dump import DumpFile, looks_like_dump, parse_dump, strip_dump
 from inspector.sources.files import DUMP_NAME_RE, read_regular
@@ -402,7 +403,15 @@ def _classify(
                 bad_records.append(ReadProblem(_error_text(error)[0], where))
             pending.clear()
 
+    source = str(load.path)
     for where, document in documents:
+        if json_lines and _plain_debug_line(document):
+            # what the chain below makes of the usual line of a debug log, directly
+            if pending:
+                flush()
+            line = int(where[5:]) if where else None  # a record is "line N"
+            load.records.append(DebugRecord(document, source, line))
+            continue
         if json_lines and is_message_dict(document):
             pending.append((where, document))
             continue
@@ -427,6 +436,15 @@ def _classify(
 
 #: Events of openJiuwen's compressor debug records (none is a watch line's or a model call's).
 _DEBUG_EVENTS = frozenset({"threshold_check", "span_built", "compression_retry"})
+
+
+def _plain_debug_line(document: Any) -> bool:
+    """A JSON Lines record `_classify_one` takes as a debug record without a word: a known
+    event's, no message (no `role`), its keys plainly of the right types (`plainly_valid`)."""
+    if type(document) is not dict or "role" in document:
+        return False
+    event = document.get("event")
+    return type(event) is str and event in _DEBUG_EVENTS and plainly_valid(document)
 
 
 def _classify_one(document: Any, where: str | None, load: FileLoad, json_lines: bool) -> bool:

@@ -153,7 +153,7 @@ def _all_hold(record: dict[str, Any], spec: dict[str, str]) -> bool:
     return True
 
 
-def plainly_valid(record: Any) -> bool:
+def plainly_valid(record: Any, vouched: bool = False) -> bool:
     """True when `formats.debug.parse_debug_record` surely accepts `record`: a dict with a
     string `event` whose known keys hold exactly the JSON types its model wants, numbers in
     range. False says nothing (the model decides).
@@ -161,7 +161,10 @@ def plainly_valid(record: Any) -> bool:
     What the types alone decide is remembered per shape (event, keys and value types, in
     order: a log repeats a few shapes), leaving only the values a type does not settle
     (numbers' ranges, span entries, themselves remembered per shape) to check; the
-    verdict is `_all_hold`'s."""
+    verdict is `_all_hold`'s. `vouched`: the caller's word that `record` is a value the
+    JSON fast path made (`jsonio.loads_strict_bytes_vouched` said so): all its floats are
+    finite and all its integers under `jsonio.FAST_INT_BOUND` (< `_INT_MAX`), so only the
+    counts' lower bound is left to check."""
     if type(record) is not dict:
         return False
     event = record.get("event")
@@ -176,7 +179,12 @@ def plainly_valid(record: Any) -> bool:
             _SHAPES[shape] = left
     if left is None:
         return False
-    ints, floats, spans = left
+    ints, floats, spans, counts = left
+    if vouched:
+        for key in counts:
+            if record[key] < 0:
+                return False
+        return not spans or _entries_hold(record, spans, vouched)
     for key, low in ints:
         value = record[key]
         if value < low or value > _INT_MAX:
@@ -184,13 +192,14 @@ def plainly_valid(record: Any) -> bool:
     for key in floats:
         if not isfinite(record[key]):
             return False
-    return not spans or _entries_hold(record, spans)
+    return not spans or _entries_hold(record, spans, vouched)
 
 
 #: The keys of a shape whose values are still to check, by what they must be: integers
 #: (with their lower bound: 0 for a count), finite floats, span lists (`_holds`' rules,
-#: split by the value's type).
-_Left = tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...]]
+#: split by the value's type); then the integers that are counts (all a vouched value
+#: leaves to check, besides span lists).
+_Left = tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: What each shape leaves to check (None: its types already fail), at most `_MAX_SHAPES`;
 #: the same for the entries of span lists.
 _SHAPES: dict[tuple[Any, ...], _Left | None] = {}
@@ -209,9 +218,10 @@ _LOW: dict[tuple[str, type], int] = {
 _FLOAT, _SPANS = (NUMBER, float), (SPANS, list)
 
 
-def _entries_hold(record: dict[str, Any], spans: tuple[str, ...]) -> bool:
+def _entries_hold(record: dict[str, Any], spans: tuple[str, ...], vouched: bool) -> bool:
     """`_holds` of the span lists of a record: every entry a dict whose known keys hold
-    what `SPAN_ENTRY_KEYS` wants (entries' shapes remembered as records' are)."""
+    what `SPAN_ENTRY_KEYS` wants (entries' shapes remembered as records' are; `vouched`:
+    as for `plainly_valid`)."""
     for key in spans:
         for entry in record[key]:
             if type(entry) is not dict:
@@ -224,6 +234,11 @@ def _entries_hold(record: dict[str, Any], spans: tuple[str, ...]) -> bool:
                     _ENTRY_SHAPES[shape] = left
             if left is None or left[2]:  # spans inside entries: the model decides
                 return False
+            if vouched:
+                for name in left[3]:
+                    if entry[name] < 0:
+                        return False
+                continue
             for name, low in left[0]:
                 value = entry[name]
                 if value < low or value > _INT_MAX:
@@ -255,7 +270,8 @@ def _left_to_check(spec: dict[str, str], record: dict[str, Any]) -> _Left | None
             spans.append(key)
         else:
             return None
-    return tuple(ints), tuple(floats), tuple(spans)
+    counts = tuple(key for key, low in ints if low == 0)
+    return tuple(ints), tuple(floats), tuple(spans), counts
 
 
 def run_id(run: EvaluationRun) -> str:

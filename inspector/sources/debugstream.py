@@ -41,7 +41,7 @@ from inspector.sources.jsonio import (
     MAX_LINE_BYTES,
     ReadProblem,
     loads_strict,
-    loads_strict_bytes_openings,
+    loads_strict_bytes_vouched,
     parsed_too_deep,
     summarize_problems,
 )
@@ -167,15 +167,16 @@ def run_artifact(run: EvaluationRun) -> Artifact:
 
 def _record(raw: bytes) -> dict[str, Any]:
     """One line as a checked debug record (ValueError or InspectorError when it is not)."""
-    # `loads_strict(raw.decode("utf-8"))`, and how many containers the line opens
-    document, openings = loads_strict_bytes_openings(raw)
+    # `loads_strict(raw.decode("utf-8"))`, how many containers the line opens, and
+    # whether the fast path vouches for its numbers' ranges
+    document, openings, vouched = loads_strict_bytes_vouched(raw)
     # infinite numbers: refused by `loads_strict`; a line opening at most MAX_DEPTH
     # containers cannot nest deeper (the parser's own count instead of a walk)
     if openings > MAX_DEPTH and parsed_too_deep(document):
         raise ValueError("depth")
     # `check_debug_record`'s first question, asked first: a record it vouches for is a
     # dict with a string event other than `pre_call`, so a debug record and no llm_request
-    if plainly_valid(document):
+    if plainly_valid(document, vouched):
         return document  # type: ignore[no-any-return]
     if not (looks_like_debug_record(document) or near_debug_record(document)):
         raise ValueError("not a debug-log record")

@@ -13,11 +13,12 @@ import Textual or Rich.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from inspector.sources.files import file_problem, open_regular, os_problem, read_regular
+from inspector.sources.jsonstream import bounded_lines
 
 #: Any file above this size is refused (a 1 GB file would need several GB once parsed).
 MAX_FILE_BYTES = 512 * 1024**2
@@ -116,7 +118,8 @@ _GUARD_DELETE = bytes(b for b in range(256) if b not in _GUARD_KEPT)
 #: exponent (in JSON an exponent always follows a digit, so "E401" in a text is no match).
 _BIG_EXPONENT = b"0e000"
 #: A digit run this long: a mantissa that may overflow with an exponent under 100
-#: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640).
+#: (10**210 * 1e99 > 1.8e308), or an integer past `sys.get_int_max_str_digits` (>= 640);
+#: searched by skips, without the count of zeros first that would cost five times that.
 _LONG_DIGITS = 210
 _DIGIT_RUN = b"0" * _LONG_DIGITS
 #: `from_json` refuses nesting past about this many levels (the stdlib decoder then answers).
@@ -130,6 +133,7 @@ _FRAME_MARGIN = 32
 #: and without the guard's pass over its bytes (measured in bench/bench_json_parse.py).
 _BIG_TEXT = 1 << 20
 _BYTES_PER_QUOTE = 256
+_BOM = b"\xef\xbb\xbf"
 #: A `_fast_value` answer for "parse this with the stdlib decoder".
 _SLOW: Any = object()
 
@@ -179,9 +183,7 @@ def _fast_bytes(raw: bytes) -> tuple[Any, int]:
         return _SLOW, -1
     # the guard (see `_GUARD_TABLE`): a number that may overflow, or the brackets' count
     marks = raw.translate(_GUARD_TABLE, _GUARD_DELETE)
-    if _BIG_EXPONENT in marks or (
-        len(marks) >= _LONG_DIGITS and marks.count(b"0") >= _LONG_DIGITS and _DIGIT_RUN in marks
-    ):
+    if _BIG_EXPONENT in marks or (len(marks) >= _LONG_DIGITS and _DIGIT_RUN in marks):
         return _SLOW, -1
     levels = marks.count(b"[")
     if levels > _UNPROBED_BRACKETS and not _stack_has_room(min(levels, _FAST_MAX_DEPTH)):
@@ -220,16 +222,23 @@ def loads_strict_bytes_openings(data: bytes) -> tuple[Any, int]:
     """`loads_strict_bytes(data)` and the number of "[" and "{" in `data`: a bound on the
     value's nesting (a value nests no deeper than its text opens containers), so a reader
     that refuses nesting past MAX_DEPTH walks only a value whose text opens more."""
+    return loads_strict_bytes_vouched(data)[:2]
+
+
+#: Every integer in a value the fast path made is below this (the guard's digit runs).
+FAST_INT_BOUND = 10 ** (_LONG_DIGITS - 1)
+
+
+def loads_strict_bytes_vouched(data: bytes) -> tuple[Any, int, bool]:
+    """`loads_strict_bytes_openings(data)` and whether the fast path made the value: its
+    floats then are finite and its integers under `FAST_INT_BOUND` in magnitude (the guard
+    and `from_json`'s refusals), bounds a checker may skip (`debuglog.plainly_valid`)."""
     if not data.startswith(b"\xef\xbb\xbf"):
         value, openings = _fast_bytes(data)
         if value is not _SLOW:
-            return value, openings
-    return loads_strict(data.decode("utf-8")), data.count(b"[") + data.count(b"{")
-
-
-def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when lists/objects nest deeper than `limit` (checked without recursion)."""
-    return check_value(value, limit) == "depth"
+            return value, openings, True
+    value = loads_strict(data.decode("utf-8"))
+    return value, data.count(b"[") + data.count(b"{"), False
 
 
 def check_value(value: Any, limit: int = MAX_DEPTH) -> str | None:
@@ -259,9 +268,9 @@ def check_value(value: Any, limit: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when containers nest deeper than `limit`: `check_value`'s depth part alone,
-    level by level, for values our parser made (it refuses infinite numbers itself)."""
+def parsed_too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when a value `loads_strict` parsed nests deeper than `limit`: `check_value`'s
+    depth part alone (the parser refuses infinite numbers), level by level, in half the time."""
     level = [value] if type(value) is dict or type(value) is list else []
     depth = 1
     while level:
@@ -277,12 +286,6 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
         level = deeper
         depth += 1
     return False
-
-
-def parsed_too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when a value `loads_strict` parsed nests deeper than `limit` (what `check_value`
-    says of it: the parser already refuses infinite numbers), in about half the time."""
-    return _too_deep(value, limit)
 
 
 def _byte_offset(text: str, char_pos: int) -> int:
@@ -329,7 +332,7 @@ def _parse_one(
         (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
         # a value nests no deeper than its text has opening brackets: most need no walk
         and openings > MAX_DEPTH
-        and _too_deep(value)
+        and parsed_too_deep(value)
     ):
         return None, _value_problem("depth", label)
     return value, None
@@ -406,7 +409,8 @@ def read_json_file(
     by the parser either way. Only for callers that read fixed, shallow keys and never
     recurse into values (header-level loads). A callable decides per parsed document
     (True: walk it). A file of `lines_min_bytes` or more whose first two lines show it is
-    JSON Lines is read line by line (`_read_lines_streaming`: the same result).
+    JSON Lines is read line by line (`_read_lines_streaming`), a smaller one from its bytes
+    (`_lines_of_data`): the same result.
     """
     not_regular = file_problem(path)
     if not_regular is not None:
@@ -438,6 +442,9 @@ def read_json_file(
         data = read_regular(path)
     except OSError as error:
         return ReadResult(problem=ReadProblem(os_problem(error)))
+    by_line = _lines_of_data(data, check_nesting) if size < lines_min_bytes else None
+    if by_line is not None:
+        return by_line
     whole = _parse_document_bytes(data, check_nesting)
     if whole is not None:
         return whole
@@ -462,7 +469,7 @@ def _parse_document_bytes(data: bytes, check_nesting: NestingCheck) -> ReadResul
     if (
         (check_nesting is True or (callable(check_nesting) and check_nesting(value)))
         and body.count(b"[") + body.count(b"{") > MAX_DEPTH
-        and _too_deep(value)
+        and parsed_too_deep(value)
     ):
         return ReadResult(problem=_value_problem("depth", None))
     return ReadResult(documents=[(None, value)])
@@ -476,9 +483,9 @@ def _read_streaming(path: Path, check_nesting: NestingCheck = True) -> ReadResul
         value = load_streaming(path)
     except (StreamFallback, OSError, MemoryError):
         return None
-    if (check_nesting is True or (callable(check_nesting) and check_nesting(value))) and _too_deep(
-        value
-    ):
+    if (
+        check_nesting is True or (callable(check_nesting) and check_nesting(value))
+    ) and parsed_too_deep(value):
         return ReadResult(problem=_value_problem("depth", None))
     return ReadResult(documents=[(None, value)])
 
@@ -503,6 +510,19 @@ def _read_lines_streaming(path: Path, check_nesting: NestingCheck = True) -> Rea
             return _lines_of(handle, check_nesting)
     except (OSError, MemoryError):
         return None
+
+
+def _lines_of_data(data: bytes, check_nesting: NestingCheck) -> ReadResult | None:
+    """`_read_lines_streaming` of a small file's bytes when its second line holds more than
+    whitespace: no attempts at the whole text as one document (a third of a log's reading
+    time). Without a second line it may be one document, parsed once, whole."""
+    first_end = data.find(b"\n")
+    second_end = data.find(b"\n", first_end + 1)
+    second = data[first_end + 1 : second_end if second_end > first_end else None]
+    # (bytes.strip strips less than str.strip: on a line it keeps, `_lines_of` decides)
+    if first_end < 0 or not second.strip() or b"\x00" in data[:8192] or data[:3] == _BOM:
+        return None
+    return _lines_of(io.BytesIO(data), check_nesting)
 
 
 def _lines_of(handle: Any, check_nesting: NestingCheck) -> ReadResult | None:
@@ -609,7 +629,7 @@ def _read_large_json_lines(path: Path, size: int, max_document_bytes: int) -> Re
     bad: list[ReadProblem] = []
     try:
         with open_regular(path) as handle:
-            for number, raw in enumerate(_bounded_lines(handle), start=1):
+            for number, raw in enumerate(bounded_lines(handle, MAX_LINE_BYTES), start=1):
                 label = f"line {number}"
                 if raw is None:
                     bad.append(
@@ -645,22 +665,6 @@ def _read_large_json_lines(path: Path, size: int, max_document_bytes: int) -> Re
     result.problem = summarize_problems(bad)
     result.bad_records = bad
     return result
-
-
-def _bounded_lines(handle: Any) -> Iterator[bytes | None]:
-    """Lines of a binary file; None for a line over MAX_LINE_BYTES (skipped, not held)."""
-    while True:
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while True:
-                rest = handle.readline(MAX_LINE_BYTES)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield None
-            continue
-        yield line
 
 
 def summarize_problems(bad: list[ReadProblem]) -> ReadProblem | None:

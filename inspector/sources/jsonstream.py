@@ -302,3 +302,19 @@ def load_streaming(
         if window.peek() != "":
             raise StreamFallback("extra data after the JSON document")
         return value
+
+
+def bounded_lines(handle: Any, max_line_bytes: int) -> Iterator[bytes | None]:
+    """Lines of a binary file; None for a line over max_line_bytes (skipped, not held)."""
+    while True:
+        line = handle.readline(max_line_bytes + 1)
+        if not line:
+            return
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            while True:
+                rest = handle.readline(max_line_bytes)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
