@@ -320,13 +320,18 @@ class _Streamer:
         them all under one pause first held every header-level result at once (+13 % peak
         memory over 50,000 files) for no measurable gain. A header-level load instead takes
         what it read out of the collector's scans while it yields (`freeze_heap`): its
-        results are small, and the collector stays on for them."""
+        results are small, and the collector stays on for them. When the load ends, its file
+        loads and timeline makers are dropped: artifacts refer back to this object (lazy
+        timelines, release facts), so through them all it read was one cycle, freed only by
+        a full collection (0.1 s at the end of `stats` over 5,000 dumps)."""
         with gc_paused():
             self._prepare()
             frozen = not self.contexts and freeze_heap()
         try:
             yield from self._results()
         finally:
+            self.loads = {}
+            self._timeline_makers = {}
             if frozen:
                 thaw_heap()
 
