@@ -95,7 +95,10 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         recorded = artifact.recorded
         outcome = classify_outcome(artifact)
         processor = artifact.processor or "unknown"
-        by_processor.setdefault(processor, Counter())[outcome.recorded or "unknown"] += 1
+        counts = by_processor.get(processor)
+        if counts is None:
+            counts = by_processor[processor] = Counter()
+        counts[outcome.recorded or "unknown"] += 1
         for retry in _retries(recorded):
             if isinstance(retry, Mapping):
                 kind = str(retry.get("error_type") or "unknown")

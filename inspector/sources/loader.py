@@ -586,11 +586,11 @@ class _Streamer:
             return self._made_result(dump, path)
 
     def _made_result(self, dump: DumpFile, path: Path) -> LoadResult:
-        run = self.by_dump.get(dump.id)
+        ident = dump.id  # a property that splits the path
+        run = self.by_dump.get(ident)
         if not self.contexts:
-            return dump_header_artifact(
-                dump, run, self._timeline(dump.ref.session_id), self._after_counts.get(dump.id)
-            )
+            # a header-level load has no session timelines (`_prepare`)
+            return dump_header_artifact(dump, run, None, self._after_counts.get(ident))
         try:
             evidence = self._evidence_of(
                 dump.source,
