@@ -78,6 +78,14 @@ def _count_reason(outcome: Outcome, reasons: Counter[str], runs: int = 1) -> Non
         reasons[outcome.reason or "unknown"] += runs
 
 
+def _count_retries(retries: Iterable[Any], by_type: dict[str, Counter[str]]) -> None:
+    """Count the retries (the mappings among them) by error type and reason."""
+    for retry in retries:
+        if isinstance(retry, Mapping):
+            kind = str(retry.get("error_type") or "unknown")
+            by_type.setdefault(kind, Counter())[str(retry.get("reason") or "unknown")] += 1
+
+
 def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
     """Counts, distributions and extremes over dumps and debug runs (snapshots are counted only)."""
     by_processor: dict[str, Counter[str]] = {}
@@ -99,12 +107,7 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         if counts is None:
             counts = by_processor[processor] = Counter()
         counts[outcome.recorded or "unknown"] += 1
-        for retry in _retries(recorded):
-            if isinstance(retry, Mapping):
-                kind = str(retry.get("error_type") or "unknown")
-                retries_by_type.setdefault(kind, Counter())[
-                    str(retry.get("reason") or "unknown")
-                ] += 1
+        _count_retries(_retries(recorded), retries_by_type)
         if artifact.kind == "debug":
             _count_reason(outcome, reasons)
             continue

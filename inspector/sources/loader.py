@@ -442,10 +442,11 @@ class _Streamer:
         """Each model call's artifact, with its evaluations and timeline, after the file's other
         artifacts; snapshots and message lists beside an `llm_request.jsonl` learn of it."""
         for load in self.loads.values():
-            load.artifacts = [
-                self._evidence(a, []) if a.kind in ("snapshot", "messages") else a
-                for a in load.artifacts
-            ]
+            if load.artifacts:  # most loads (every dump's) hold none
+                load.artifacts = [
+                    self._evidence(a, []) if a.kind in ("snapshot", "messages") else a
+                    for a in load.artifacts
+                ]
             for call in load.calls:
                 load.artifacts.append(
                     with_evaluations(
