@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from inspector.core.artifact import Artifact, DebugRecorded, recorded_value
+from inspector.core.artifact import Artifact, DebugRecorded, DumpRecorded, recorded_value
 from inspector.core.timeline import SILENT_CAUSES, EvaluationRun
 
 #: The silent cause that says the run may have succeeded with its dump elsewhere.
@@ -55,6 +55,10 @@ class Outcome:
     reason: str | None = None
 
 
+#: The outcome of every dump that recorded the usual word (one value: outcomes are frozen).
+_COMPRESSED = Outcome("compressed", "compressed", "compressed")
+
+
 def _last_retry_reason(recorded: Mapping[str, object]) -> str | None:
     retries = recorded_value(recorded, "retries")
     last = retries[-1] if isinstance(retries, list) and retries else None
@@ -63,22 +67,67 @@ def _last_retry_reason(recorded: Mapping[str, object]) -> str | None:
 
 
 def _from_recorded_word(word: str, reason: object, recorded: Mapping[str, object]) -> Outcome:
-    """The outcome of an artifact that wrote its own outcome word."""
+    """The outcome of an artifact that wrote its own outcome word (its silent causes and
+    retries read only for the words whose outcome they decide)."""
+    lowered = word.lower()
+    dump_not_loaded = False
+    last_reason = None
+    if lowered == "silent_end":
+        causes = recorded_value(recorded, "silent_causes")
+        dump_not_loaded = bool(
+            isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED
+        )
+    elif "fail" in lowered or "error" in lowered:
+        last_reason = _last_retry_reason(recorded)
+    return _worded(word, reason, dump_not_loaded, last_reason)
+
+
+def _worded(word: str, reason: object, dump_not_loaded: bool, last_reason: str | None) -> Outcome:
+    """The outcome of an artifact with this outcome word and check reason, whose first
+    silent cause is or is not that its dump was not loaded, and whose last retry gave
+    `last_reason` (the only facts of its record the word's outcome depends on)."""
     lowered = word.lower()
     if lowered.startswith("compress") or lowered in ("dump", "applied"):
         return Outcome("compressed", "compressed", word)
     if lowered == "silent_end":
-        causes = recorded_value(recorded, "silent_causes")
-        if isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED:
+        if dump_not_loaded:
             # no dump among the sources at all: a success looks exactly like this
             text = "compressed? dump not loaded"
             return Outcome("unknown", text, word, "silent_end")
         return Outcome("failed", "failed: silent end, no dump", word, "silent_end")
     if "fail" in lowered or "error" in lowered:
-        why = _last_retry_reason(recorded)
-        return Outcome("failed", f"failed: {why or word}", word, why)
+        return Outcome("failed", f"failed: {last_reason or word}", word, last_reason)
     text_reason = reason if isinstance(reason, str) and reason else None
     return Outcome("not compressed", f"no: {reason or word}", word, text_reason)
+
+
+#: `_worded` by its arguments, for the few such tuples a folder's debug runs repeat (a
+#: reason other than a string or None is worked out every time: `1` and `True` hash alike).
+_WORDED: dict[tuple[str, str | None, bool, str | None], Outcome] = {}
+
+
+def _typed_debug_outcome(recorded: DebugRecorded, word: str, reason: object) -> Outcome:
+    """`_from_recorded_word` of a typed debug record, read from its fields (no copies of
+    its retries and silent causes) and worked out once per distinct tuple (`_WORDED`)."""
+    causes = recorded.silent_causes
+    retries = recorded.retries
+    last = retries[-1] if retries else None
+    if type(retries) is not tuple or (last is not None and type(last) is not dict):
+        return _from_recorded_word(word, reason, recorded)  # not as the sources write them
+    dump_not_loaded = bool(
+        isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED
+    )
+    why = last.get("reason") if last is not None else None
+    last_reason = str(why) if why else None
+    if reason is not None and type(reason) is not str:
+        return _worded(word, reason, dump_not_loaded, last_reason)
+    key = (word, reason, dump_not_loaded, last_reason)
+    found = _WORDED.get(key)
+    if found is None:
+        found = _worded(word, reason, dump_not_loaded, last_reason)
+        if len(_WORDED) < 1024:
+            _WORDED[key] = found
+    return found
 
 
 def _model_call(artifact: Artifact, evaluation: Judged | None) -> Outcome:
@@ -95,6 +144,13 @@ def _model_call(artifact: Artifact, evaluation: Judged | None) -> Outcome:
 def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Outcome:
     """The artifact's outcome: its own record first, else our evaluation of its context."""
     recorded = artifact.recorded
+    if type(recorded) is DumpRecorded and artifact.kind == "dump":
+        # what the general reads below give a typed dump (its outcome field, else none)
+        written: object = recorded.outcome
+        if written == "compressed":
+            return _COMPRESSED
+        shown = written if isinstance(written, str) and written else "compressed"
+        return Outcome("compressed", "compressed", shown)
     if type(recorded) is DebugRecorded and artifact.kind == "debug":
         # the same reads on the typed record's fields (no copies of its mappings)
         word = recorded.outcome
@@ -109,6 +165,8 @@ def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Ou
     if artifact.kind == "dump":
         return Outcome("compressed", "compressed", word or "compressed")
     if word is not None:
+        if type(recorded) is DebugRecorded:
+            return _typed_debug_outcome(recorded, word, reason)
         return _from_recorded_word(word, reason, recorded)
     if isinstance(reason, str) and reason and artifact.kind == "debug":
         if reason == "reached_threshold":

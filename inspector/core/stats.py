@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from inspector.core.artifact import Artifact
+from inspector.core.artifact import Artifact, DebugRecorded, DumpRecorded
 from inspector.core.checks import SEVERITY_RANK, Finding
 from inspector.core.outcome import Outcome, classify_outcome, settled_outcome
 from inspector.core.timeline import alone_outcome
@@ -33,14 +33,35 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _ratio(recorded: Mapping[str, Any]) -> float | None:
-    value = recorded.get("reduction_ratio")
+def _ratio(value: Any, before: int | None, reduction: int | None) -> float | None:
+    """The reduction ratio recorded (`value`), else worked out from the tokens before and
+    the reduction."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    before, reduction = _int(recorded.get("tokens_before")), _int(recorded.get("reduction"))
     if before and reduction is not None:
         return round(reduction / before, 4)
     return None
+
+
+def _dump_numbers(recorded: Mapping[str, Any]) -> tuple[Any, int | None, int | None, int | None]:
+    """A dump's recorded reduction ratio, tokens before and after, and reduction (ints or
+    None): a typed record's fields read as they are (what its `get` gives for a number),
+    any other mapping's keys."""
+    if type(recorded) is DumpRecorded:
+        ratio, before = recorded.reduction_ratio, recorded.tokens_before
+        after, reduction = recorded.tokens_after, recorded.reduction
+    else:
+        ratio, before = recorded.get("reduction_ratio"), recorded.get("tokens_before")
+        after, reduction = recorded.get("tokens_after"), recorded.get("reduction")
+    return ratio, _int(before), _int(after), _int(reduction)
+
+
+def _retries(recorded: Mapping[str, Any]) -> Iterable[Any]:
+    """The recorded retries: a typed record's own tuple (its `get` copies each retry into a
+    dict, which `compute_stats` only reads), any other mapping's `retries`."""
+    if type(recorded) is DumpRecorded or type(recorded) is DebugRecorded:
+        return recorded.retries or ()
+    return recorded.get("retries") or ()
 
 
 def _count_reason(outcome: Outcome, reasons: Counter[str], runs: int = 1) -> None:
@@ -55,6 +76,14 @@ def _count_reason(outcome: Outcome, reasons: Counter[str], runs: int = 1) -> Non
         reasons[f"failed ({why})"] += runs
     elif outcome.kind == "not compressed":
         reasons[outcome.reason or "unknown"] += runs
+
+
+def _count_retries(retries: Iterable[Any], by_type: dict[str, Counter[str]]) -> None:
+    """Count the retries (the mappings among them) by error type and reason."""
+    for retry in retries:
+        if isinstance(retry, Mapping):
+            kind = str(retry.get("error_type") or "unknown")
+            by_type.setdefault(kind, Counter())[str(retry.get("reason") or "unknown")] += 1
 
 
 def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
@@ -74,19 +103,16 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         recorded = artifact.recorded
         outcome = classify_outcome(artifact)
         processor = artifact.processor or "unknown"
-        by_processor.setdefault(processor, Counter())[outcome.recorded or "unknown"] += 1
-        for retry in recorded.get("retries") or ():
-            if isinstance(retry, Mapping):
-                kind = str(retry.get("error_type") or "unknown")
-                retries_by_type.setdefault(kind, Counter())[
-                    str(retry.get("reason") or "unknown")
-                ] += 1
+        counts = by_processor.get(processor)
+        if counts is None:
+            counts = by_processor[processor] = Counter()
+        counts[outcome.recorded or "unknown"] += 1
+        _count_retries(_retries(recorded), retries_by_type)
         if artifact.kind == "debug":
             _count_reason(outcome, reasons)
             continue
-        ratio = _ratio(recorded)
-        before, after = _int(recorded.get("tokens_before")), _int(recorded.get("tokens_after"))
-        reduction = _int(recorded.get("reduction"))
+        ratio_value, before, after, reduction = _dump_numbers(recorded)
+        ratio = _ratio(ratio_value, before, reduction)
         if reduction is None and before is not None and after is not None:
             reduction = max(before - after, 0)
         if reduction is not None:
