@@ -292,31 +292,29 @@ class Tool:
 # --- the plain shapes, built without the checks ---------------------------------------
 #
 # What JSON gives (exact dict, str, list, int, None) in the shapes `checked_from_dict`
-# surely accepts is built straight into the frozen slots (the dataclass `__init__` sets
-# each field through `object.__setattr__`, twice the cost). Each helper returns None for
-# anything else, which then takes the checked path: the rules are stated there only, and
-# `tests/test_folder2_messages.py` builds every message of the corpora both ways.
-
-
-def _slot_setters(cls: type) -> tuple[Any, ...]:
-    """The slot descriptors' setters of a frozen dataclass, in field order."""
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
+# surely accepts is built without the dataclass `__init__` (which sets each field through
+# `object.__setattr__`): it is filled in a mutable twin with the same slots by plain
+# attribute stores (a third of the cost of calling each slot's setter), then made the
+# frozen class by assigning `__class__`, which CPython allows between classes of one
+# layout (the same slots, no `__dict__`): the object is then that class in every way.
+# Each helper returns None for anything else, which then takes the checked path: the
+# rules are stated there only, and `tests/test_folder2_messages.py` builds every message
+# of the corpora both ways (`tests/test_fullload_messages.py`: the twins, whole lists).
 
 _new = object.__new__
-(
-    _set_role,
-    _set_content,
-    _set_name,
-    _set_calls,
-    _set_call_id,
-    _set_usage,
-    _set_meta,
-    _set_extra,
-) = _slot_setters(Message)
-(_set_id, _set_call_name, _set_arguments, _set_type, _set_item_id, _set_call_extra) = _slot_setters(
-    ToolCall
-)
+
+
+class _MessageDraft:
+    """A mutable twin of `Message` (its slots): a plain message is filled in here, then
+    becomes a `Message` (`__class__` assigned)."""
+
+    __slots__ = tuple(f.name for f in fields(Message))
+
+
+class _ToolCallDraft:
+    """A mutable twin of `ToolCall` (see `_MessageDraft`)."""
+
+    __slots__ = tuple(f.name for f in fields(ToolCall))
 
 
 def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
@@ -339,18 +337,18 @@ def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
         or (kind and type(kind) is not str)
     ):
         return None
-    call = _new(ToolCall)
-    _set_id(call, call_id)
-    _set_call_name(call, "" if name is None else name)
-    _set_arguments(call, "" if arguments is None else arguments)
-    _set_type(call, kind or "function")
-    _set_item_id(call, raw.get("response_item_id"))
-    _set_call_extra(
-        call,
+    call: Any = _new(_ToolCallDraft)
+    call.id = call_id
+    call.name = "" if name is None else name
+    call.arguments = "" if arguments is None else arguments
+    call.type = kind or "function"
+    call.response_item_id = raw.get("response_item_id")
+    call.extra = (
         {}
         if _TOOL_CALL_KEYS.issuperset(raw)
-        else {k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS},
+        else {k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS}
     )
+    call.__class__ = ToolCall
     return call
 
 
@@ -399,25 +397,33 @@ def _plain_message(raw: dict[str, Any]) -> Message | None:
         return None
     # the calls last, as the checked path reads them: after every other check
     calls: tuple[ToolCall, ...] = _plain_calls(calls_raw) if calls_raw else ()
-    message = _new(Message)
-    _set_role(message, role)
-    _set_content(message, content)
-    _set_name(message, name)
-    _set_calls(message, calls)
-    _set_call_id(message, call_id)
-    _set_usage(message, usage)
-    _set_meta(message, metadata)
-    _set_extra(
-        message,
+    message: Any = _new(_MessageDraft)
+    message.role = role
+    message.content = content
+    message.name = name
+    message.tool_calls = calls
+    message.tool_call_id = call_id
+    message.usage_metadata = usage
+    message.metadata = metadata
+    message.extra = (
         {}
         if _MESSAGE_KEYS.issuperset(raw)
-        else {k: v for k, v in raw.items() if k not in _MESSAGE_KEYS},
+        else {k: v for k, v in raw.items() if k not in _MESSAGE_KEYS}
     )
+    message.__class__ = Message
     return message
 
 
 def parse_messages(raw: Sequence[Any], what: str = "messages") -> tuple[Message, ...]:
     """Read a list of serialized messages, naming the index of a bad one."""
+    made: list[Message] = []
+    for item in raw:  # plain messages built straight (`Message.from_dict`'s first step)
+        message = _plain_message(item) if type(item) is dict else None
+        if message is None:
+            break
+        made.append(message)
+    else:
+        return tuple(made)
     try:
         return tuple([Message.from_dict(item) for item in raw])
     except FormatError:
