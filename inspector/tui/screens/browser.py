@@ -155,6 +155,8 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
         self.reading = False
         #: Placeholder rows by source path, shown until the load reaches their file.
         self.pending: dict[str, BrowserRow] = {}
+        #: Placeholders were replaced by their rows in this load (`_adopt_pending`).
+        self._adopted = False
         #: Row key -> position in `shown`, to update a placeholder's cells in place.
         self._row_index: dict[int, int] = {}
         #: Keys for rows made by live workers (thread-safe enough: `next` on a count).
@@ -324,7 +326,7 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
 
         Cells are updated in place: removing rows one by one from a large table is quadratic.
         """
-        table = self.query_one("#table", DataTable)
+        table = self.query_one("#table", BrowserTable)
         rest: list[BrowserRow] = []
         for row in rows:
             placeholder = self.pending.pop(row.source, None)
@@ -334,8 +336,9 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            for (column, _), cell in zip(COLUMNS, self.cells_of(row), strict=True):
-                table.update_cell(str(placeholder.key), column, cell, update_width=True)
+            # column widths only grow now; fitted to the rows once the load is done
+            table.replace_cells(str(placeholder.key), self.cells_of(row))
+            self._adopted = True
         return rest
 
     def on_browser_screen_load_finished(self, message: LoadFinished) -> None:
@@ -344,6 +347,9 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
         self.stop_watching_reads()
         self.pending.clear()
         self._refresh_table()
+        if self._adopted:  # placeholders were replaced: widths fitted to the rows once
+            self._adopted = False
+            self.query_one("#table", BrowserTable).remeasure()
         errors = sum(1 for row in self.rows if row.error is not None)
         contexts = len(self.rows) - errors
         self.query_one("#load-line").display = False

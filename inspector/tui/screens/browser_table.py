@@ -316,6 +316,28 @@ class BrowserTable(DataTable[Any]):
         self._tables.clear()
         super().update_cell(row_key, column_key, value, **kwargs)
 
+    def replace_cells(self, key: str, cells: Sequence[Any]) -> None:
+        """Give row `key` new cells (one per `COLUMNS`) in place, measured as a new row's
+        are: column widths only grow. `update_cell(update_width=True)` measured every cell
+        of a column again for each new cell narrower than the column, so a big folder's
+        placeholders, each replaced by its row as it loaded, held the screen for minutes
+        (quadratic); `remeasure` fits the widths to the cells once, when they are all in."""
+        for (column, _), cell in zip(COLUMNS, cells, strict=True):
+            self.update_cell(key, column, cell)
+        self._measured[key] = cells
+        self._new_rows.add(RowKey(key))
+        self._require_update_dimensions = True
+
+    def remeasure(self) -> None:
+        """Every column's width measured again from its label and every row's cells, once
+        (what `update_cell(update_width=True)` did per cell), then fitted (`_fit`): now, not
+        when next idle, so the table that follows the load is drawn with its final widths."""
+        for column in self.columns.values():
+            column.content_width = column.label.cell_len
+        self._update_dimensions(list(self.rows))
+        self._update_count += 1
+        self.refresh()
+
     def add_row(self, *cells: Any, **kwargs: Any) -> RowKey:
         """DataTable's `add_row` (the tables kept by `replace_rows` are forgotten: it adds
         to the one shown in place)."""
