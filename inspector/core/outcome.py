@@ -101,8 +101,9 @@ def _worded(word: str, reason: object, dump_not_loaded: bool, last_reason: str |
     return Outcome("not compressed", f"no: {reason or word}", word, text_reason)
 
 
-#: `_worded` by its arguments, for the few such tuples a folder's debug runs repeat (a
-#: reason other than a string or None is worked out every time: `1` and `True` hash alike).
+#: `_worded` by its arguments, for the few such tuples a log's or a folder's debug runs
+#: repeat (a reason other than a string or None is worked out every time: `1` and `True`
+#: hash alike).
 _WORDED: dict[tuple[str, str | None, bool, str | None], Outcome] = {}
 
 
@@ -121,6 +122,13 @@ def _typed_debug_outcome(recorded: DebugRecorded, word: str, reason: object) -> 
     last_reason = str(why) if why else None
     if reason is not None and type(reason) is not str:
         return _worded(word, reason, dump_not_loaded, last_reason)
+    return _worded_once(word, reason, dump_not_loaded, last_reason)
+
+
+def _worded_once(
+    word: str, reason: str | None, dump_not_loaded: bool, last_reason: str | None
+) -> Outcome:
+    """`_worded`, remembered (`_WORDED`): a log's or a folder's runs repeat a few tuples."""
     key = (word, reason, dump_not_loaded, last_reason)
     found = _WORDED.get(key)
     if found is None:
@@ -181,11 +189,6 @@ def classify_outcome(artifact: Artifact, evaluation: Judged | None = None) -> Ou
     return Outcome("not compressed", f"no: {evaluation.reason}", None, evaluation.reason)
 
 
-#: `run_outcome` by what decides it (word, reason, whether the dump is the first silent
-#: cause, the last retry's reason), for the few such tuples a log repeats.
-_RUN_OUTCOMES: dict[tuple[str, str | None, bool, str | None], Outcome] = {}
-
-
 def run_outcome(run: EvaluationRun) -> Outcome:
     """`classify_outcome` of the debug artifact `sources.debuglog.debug_artifact` makes of a
     settled run, read from the run itself (`stats` over a streamed log builds no artifact;
@@ -210,13 +213,11 @@ def settled_outcome(
         and (reason is None or type(reason) is str)
         and (last is None or type(last) is str)
     ):
-        key = (word, reason, bool(causes) and causes[0] == DUMP_NOT_LOADED, last)
-        found = _RUN_OUTCOMES.get(key)
-        if found is None:
-            found = _run_outcome(word, reason, causes, retries)
-            if len(_RUN_OUTCOMES) < 1024:
-                _RUN_OUTCOMES[key] = found
-        return found
+        # the facts `_from_recorded_word` reads of the record `_run_outcome` would make
+        dump_not_loaded = bool(
+            isinstance(causes, list | tuple) and causes and causes[0] == DUMP_NOT_LOADED
+        )
+        return _worded_once(word, reason, dump_not_loaded, last or None)
     return _run_outcome(word, reason, causes, retries)
 
 
