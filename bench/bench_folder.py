@@ -10,6 +10,8 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
   Goal < 1 s.
 * the full load (every result of `load_paths`, with the token cache, as the browser loads)
   against a floor process that only reads and parses every file. Goal <= 1.5x.
+* the TUI's fill (`tui`, information): the app run headless (`App.run_test`) on the folder
+  until the browser's load is done and no row is pending, beside the full load it shows.
 * `inspector stats --json --no-findings FOLDER` (the header-level pass: the issue's
   "stats <= 1.5x the parse floor" was set on it, when `stats` had no findings) and, for
   information, `inspector stats --json` (findings: every context rebuilt and diagnosed,
@@ -40,7 +42,7 @@ ENV = {"PYTHONDONTWRITEBYTECODE": ""}
 
 
 #: Every measure of `measure`, by the key `--only` takes.
-MEASURES = ("entries", "first", "full", "stats-header", "stats")
+MEASURES = ("entries", "first", "full", "stats-header", "stats", "tui")
 
 
 def _children_cpu() -> float:
@@ -137,6 +139,7 @@ def measure(
         "stats-header": [*stats, "--no-findings", str(folder)],
         "full": [PYTHON, WORKER, "loader-all", str(folder)],
         "stats": [*stats, str(folder)],
+        "tui": [PYTHON, WORKER, "tui-fill", str(folder)],
     }
     chosen = {key: argv for key, argv in commands.items() if key == "floor" or key in only}
     envs: dict[str, dict[str, str]] = {}
@@ -209,6 +212,17 @@ def measure(
             "(info)",
             True,
             "every context rebuilt, counted and diagnosed",
+            True,
+        ),
+        row(
+            "tui",
+            f"the TUI's fill (headless, every row in), {label}",
+            "(info)",
+            True,
+            "whole process: app started, browser loaded until no row is pending"
+            + (
+                f"; {best['tui'][0] / best['full'][0]:.2f}x the full load" if "full" in best else ""
+            ),
             True,
         ),
     ]

@@ -6,6 +6,7 @@ python bench/workers/folder.py headers FOLDER       # header keys of every dump 
 python bench/workers/folder.py entries FOLDER       # inspector.sources.entries: rows + 50 details
 python bench/workers/folder.py loader-first FOLDER  # first 50 results of load_paths
 python bench/workers/folder.py loader-all FOLDER    # every result of load_paths (the full load)
+python bench/workers/folder.py tui-fill FOLDER      # the TUI (headless) until every row is filled
 """
 
 from __future__ import annotations
@@ -89,6 +90,28 @@ def first_artifacts(folder: str, count: int | None = 50) -> dict[str, int]:
     return {"rows": got}
 
 
+def tui_fill(folder: str, limit: float = 900.0) -> dict[str, int]:
+    """The app on `folder`, headless (`App.run_test`, 120x40), until the browser's load is
+    done and every row is filled (the rows a person sees fill in, with the token cache)."""
+    import asyncio
+
+    from inspector.tui.app import create_app
+    from inspector.tui.screens.browser import BrowserScreen
+
+    async def fill() -> dict[str, int]:
+        app = create_app([folder])
+        async with app.run_test(size=(120, 40)):
+            while time.perf_counter() - START < limit:
+                await asyncio.sleep(0.02)
+                screen = app.screen
+                if isinstance(screen, BrowserScreen) and not screen.reading and screen.rows:
+                    pending = sum(1 for row in screen.shown if row.outcome_kind == "pending")
+                    return {"rows": len(screen.rows), "pending": pending}
+        raise SystemExit(f"the browser was still loading after {limit:.0f} s")
+
+    return asyncio.run(fill())
+
+
 def main(argv: list[str]) -> None:
     """Dispatch on the mode and print the result with the elapsed time."""
     mode, folder = argv[0], argv[1]
@@ -104,6 +127,8 @@ def main(argv: list[str]) -> None:
         result = rows(folder, None)
     elif mode == "entries":
         result = entries(folder)
+    elif mode == "tui-fill":
+        result = tui_fill(folder)
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps({**result, "seconds": time.perf_counter() - START}))

@@ -17,9 +17,11 @@ from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
+from textual.render import measure
 from textual.strip import Strip
 from textual.widgets import DataTable
-from textual.widgets.data_table import Row, RowKey
+from textual.widgets._data_table import default_cell_formatter
+from textual.widgets.data_table import CellDoesNotExist, Row, RowKey
 
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.rows import BrowserRow
@@ -123,8 +125,16 @@ def sort_value(row: BrowserRow, column: str) -> Any:
     return (getattr(row, column) == "", str(getattr(row, column)).lower(), row.key)
 
 
-def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Any]:
-    """The table cells of one row (the outcome styled from `styles`)."""
+def plain_cell(text: str) -> Text:
+    """A cell showing `text` as it is. DataTable reads a `str` cell as Rich markup: a session,
+    processor or file name holding `[/]` raised MarkupError while the table was measured (a
+    traceback, the app gone) and one holding `[bold]` lost those characters on screen."""
+    return Text(text, no_wrap=True, end="")
+
+
+def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Text]:
+    """The table cells of one row (the outcome styled from `styles`), every one a Rich
+    `Text` (`plain_cell`)."""
     style = styles(OUTCOME_STYLES.get(row.outcome_kind, "plain"))
     if row.before is not None and row.after is not None:
         tokens = f"{row.before:,}→{row.after:,}"
@@ -133,16 +143,16 @@ def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Any]:
     else:
         tokens = ""
     return [
-        row.time[5:16] if row.time else "",
-        _short_processor(row.processor),
+        plain_cell(row.time[5:16] if row.time else ""),
+        plain_cell(_short_processor(row.processor)),
         Text(_clip(row.outcome, OUTCOME_WIDTH), style),
         Text(tokens, justify="right"),
         Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
         Text(str(row.retries) if row.retries is not None else "", justify="right"),
-        _clip(row.session, SESSION_WIDTH),
+        plain_cell(_clip(row.session, SESSION_WIDTH)),
         IdText(short_id(row.title, row.session, row.processor, width=None))
         if row.error is None and row.artifact is not None
-        else _source_tail(row.error.source if row.error is not None else row.title),
+        else plain_cell(_source_tail(row.error.source if row.error is not None else row.title)),
     ]
 
 
@@ -251,6 +261,35 @@ BROWSER_BINDINGS: list[BindingType] = [
 ]
 
 
+def cell_width(cell: Any, console: Console, options: ConsoleOptions) -> int:
+    """The width `textual.render.measure(console, cell, 1)` gives a cell of this table, with
+    `options` made once by the caller (`console.options` builds them anew at every call)."""
+    if not isinstance(cell, Text):
+        return measure(console, default_cell_formatter(cell, wrap=False, height=1), 1)
+    return max(0, cell.__rich_measure__(console, options).maximum)
+
+
+class OneLineOffsets:
+    """DataTable's `_y_offsets` for a table whose rows are all one line high, without the
+    list: line `y` is the row at index `y`, its line 0."""
+
+    def __init__(self, locations: TwoWayDict[RowKey, int], count: int) -> None:
+        self._locations = locations
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, y: int) -> tuple[RowKey, int]:
+        key = self._locations.get_key(y) if 0 <= y < self._count else None
+        if key is None:
+            raise IndexError(f"no row at line {y}")
+        return key, 0
+
+    def clear(self) -> None:
+        """Nothing kept to forget (DataTable's `clear` empties its list)."""
+
+
 class BrowserTable(DataTable[Any]):
     """The browser's table: Home/g and End/G go to the first and the last row; the rows can
     be replaced in one step (`replace_rows`) for a filter or a sort."""
@@ -321,12 +360,22 @@ class BrowserTable(DataTable[Any]):
         are: column widths only grow. `update_cell(update_width=True)` measured every cell
         of a column again for each new cell narrower than the column, so a big folder's
         placeholders, each replaced by its row as it loaded, held the screen for minutes
-        (quadratic); `remeasure` fits the widths to the cells once, when they are all in."""
-        for (column, _), cell in zip(COLUMNS, cells, strict=True):
-            self.update_cell(key, column, cell)
+        (quadratic); `remeasure` fits the widths to the cells once, when they are all in.
+        The row's cells are swapped in one step (`update_cell` for each one cost a table
+        update apiece)."""
+        row_key = RowKey(key)
+        if row_key not in self._row_locations:
+            raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
+        self._made.pop(key, None)
+        self._tables.clear()
+        self._data[row_key] = dict(
+            zip((column.key for column in self.ordered_columns), cells, strict=True)
+        )
         self._measured[key] = cells
-        self._new_rows.add(RowKey(key))
+        self._new_rows.add(row_key)
         self._require_update_dimensions = True
+        self._update_count += 1
+        self.refresh()
 
     def remeasure(self) -> None:
         """Every column's width measured again from its label and every row's cells, once
@@ -338,11 +387,14 @@ class BrowserTable(DataTable[Any]):
         self._update_count += 1
         self.refresh()
 
-    def add_row(self, *cells: Any, **kwargs: Any) -> RowKey:
+    def add_row(self, *cells: Any, height: int | None = 1, **kwargs: Any) -> RowKey:
         """DataTable's `add_row` (the tables kept by `replace_rows` are forgotten: it adds
-        to the one shown in place)."""
+        to the one shown in place). Every row is one line high, which the measuring and
+        the line offsets below rely on."""
+        if height != 1:
+            raise ValueError("the browser table's rows are one line high")
         self._tables.clear()
-        return super().add_row(*cells, **kwargs)
+        return super().add_row(*cells, height=1, **kwargs)
 
     def remove_row(self, row_key: Any) -> None:
         """DataTable's `remove_row` (kept tables forgotten, as for `add_row`)."""
@@ -392,9 +444,40 @@ class BrowserTable(DataTable[Any]):
         return lines
 
     def _update_dimensions(self, new_rows: Any) -> None:
-        """DataTable's measuring of new rows, then the id column fitted to what is left."""
-        super()._update_dimensions(new_rows)
+        """DataTable's measuring of new rows (`cell_width`), then the id column fitted to
+        what is left. DataTable's own pass also lays out labelled and auto-height rows,
+        which this table never has; the console's options are made once per pass, not once
+        per cell, and the height is the row count (every row is one line): a 5,000-file
+        folder's load spent most of its time in those two."""
+        console = self.app.console
+        options = console.options
+        columns = self.ordered_columns
+        for row_key in new_rows:
+            cells = self._data.get(row_key)
+            if cells is None or row_key not in self._row_locations:
+                continue  # removed before the table was next idle
+            for column in columns:
+                cell = cells.get(column.key)
+                width = 0 if cell is None else cell_width(cell, console, options)
+                if width > column.content_width:
+                    column.content_width = width
+        data_width = sum(column.get_render_width(self) for column in self.columns.values())
+        header_height = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            data_width + self._row_label_column_width, self._total_row_height + header_height
+        )
         self._fit()
+
+    @property
+    def _y_offsets(self) -> OneLineOffsets:  # type: ignore[override]
+        """DataTable's (row key, line in row) of each line, for rows one line high: line
+        `y` is row `y`. DataTable rebuilds its list over every row at each table update."""
+        return OneLineOffsets(self._row_locations, len(self.rows))
+
+    @property
+    def _total_row_height(self) -> int:
+        """The lines of all rows: one a row."""
+        return len(self.rows)
 
     def on_resize(self, event: events.Resize) -> None:
         """Fit the columns to the new width."""
