@@ -15,6 +15,7 @@ import asyncio
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
 from inspector.cli.report import add_pin_argument, pins_of
@@ -267,7 +268,10 @@ def run(args: argparse.Namespace) -> int:
                 )
             else:
                 console.print(
-                    f"[dim]{artifact.source}: {artifact.id}: no context to compare ({artifact.kind})[/dim]"
+                    Text(
+                        f"{artifact.source}: {artifact.id}: no context to compare ({artifact.kind})",
+                        "dim",
+                    )
                 )
             continue
         _compare_one(args, artifact, overrides, report, console)

@@ -7,7 +7,6 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
@@ -17,6 +16,7 @@ from inspector.core.strategy import registry
 from inspector.core.strategy.base import Strategy, SweepPoint, flip_indices
 from inspector.core.strategy.fields import FieldInfo, field_named
 from inspector.core.strategy.report import sweep_point_json
+from inspector.render.plain import PlainTable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
 
 def sweep_table(
     ident: str, param: str, points: list[SweepPoint], flips: set[int], current: Any
-) -> Table:
+) -> PlainTable:
     """The sweep as a table with a bar of the total, flip rows marked ⇅, the current value ◀."""
-    table = Table(
-        title=f"sweep of {param}",
-        caption=ident,
+    table = PlainTable(
+        title=Text(f"sweep of {param}"),
+        caption=Text(ident),
         title_justify="left",
         caption_justify="left",
         header_style="bold",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.compare import Comparison, StrategyOutcome
 from inspector.core.redact import escape_controls, shown_name
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 _SOURCE_TEXT = {"estimate": "estimate", "dump": "dump (real)", "replay": "replay"}
@@ -25,9 +25,9 @@ def _lost(outcome: StrategyOutcome, kind: str, before: int, styles: Palette) -> 
     return text
 
 
-def comparison_table(comparison: Comparison, styles: Palette = DEFAULT_PALETTE) -> Table:
+def comparison_table(comparison: Comparison, styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """Metrics down, strategies across."""
-    table = Table(header_style="bold", show_lines=False)
+    table = PlainTable(header_style="bold", show_lines=False)
     table.add_column("")
     for outcome in comparison.outcomes:
         table.add_column(outcome.label, justify="right")

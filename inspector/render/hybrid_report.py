@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.hybrid import HybridResult, MessageOutcome
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, STATUS_MARKS, Palette
 
 #: Outcome -> style name; outcomes reuse the region styles (folded, summarized) or plain roles.
@@ -39,9 +39,9 @@ def verdict_text(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> Tex
     )
 
 
-def water_level_table(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> Table:
+def water_level_table(result: HybridResult, styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """The estimate after each stage, against the threshold."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = PlainTable(box=None, pad_edge=False, header_style="bold")
     table.add_column("", width=1)
     table.add_column("stage")
     table.add_column("estimated", justify="right")
@@ -86,9 +86,9 @@ def _group_rows(outcomes: tuple[MessageOutcome, ...]) -> list[tuple[int, int, Me
 
 def outcome_table(
     result: HybridResult, limit: int = 60, styles: Palette = DEFAULT_PALETTE
-) -> Table:
+) -> PlainTable:
     """Per message (runs grouped): what level 1 cut (branch, characters), what level 2/3 folded, what stayed."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = PlainTable(box=None, pad_edge=False, header_style="bold")
     table.add_column("messages")
     table.add_column("outcome")
     table.add_column("level 1")

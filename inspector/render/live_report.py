@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.live_events import (
@@ -28,6 +27,7 @@ from inspector.core.live_events import (
 )
 from inspector.core.live_tracker import LiveTracker, Operation, TriggerMark
 from inspector.core.redact import mask_text
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 #: Style name (and attributes) per compression status.
@@ -240,9 +240,9 @@ def event_line(
     return stamp + body
 
 
-def operations_table(tracker: LiveTracker, limit: int = 20) -> Table:
+def operations_table(tracker: LiveTracker, limit: int = 20) -> PlainTable:
     """The latest compression operations, newest first, started→terminal joined."""
-    table = Table(expand=True, box=None, header_style="bold")
+    table = PlainTable(expand=True, box=None, header_style="bold")
     for column in ("processor", "status", "before", "after", "saved", "duration", "model"):
         table.add_column(column)
     for operation in list(tracker.operations.values())[::-1][:limit]:
@@ -287,7 +287,7 @@ def operation_detail(operation: Operation) -> RenderableType:
     latest = operation.latest
     if latest is None:
         return Text("no frames yet", style="dim")
-    table = Table.grid(padding=(0, 2))
+    table = PlainTable.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
     started_at = (

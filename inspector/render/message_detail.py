@@ -13,11 +13,11 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.json import JSON
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.messages import Message
 from inspector.core.redact import escape_controls, mask_secrets, mask_text
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 
 #: Content longer than this is cut in the detail pane (the copy command gives it all).
@@ -134,7 +134,7 @@ def message_detail(
         parts.append(_json_renderable(call.arguments))
     if message.usage_metadata is not None:
         parts.append(Text("usage", "bold underline"))
-        table = Table.grid(padding=(0, 2))
+        table = PlainTable.grid(padding=(0, 2))
         for key, value in message.usage_metadata.items():
             if value not in (None, "", 0, 0.0) or key == "total_tokens":
                 table.add_row(Text(str(key), "dim"), Text(str(value)))

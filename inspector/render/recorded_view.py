@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.checks import by_severity
 from inspector.core.findings import COMPACTION_KINDS
 from inspector.core.strategy.base import Decision
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
 #: (label, recorded keys tried in order (dotted paths), attribute of our evaluation or None)
@@ -102,9 +102,9 @@ def _ours(decision: Decision, attribute: str) -> Any:
 
 def recorded_vs_ours(
     artifact: Artifact, evaluation: Decision | None, styles: Palette = DEFAULT_PALETTE
-) -> Table:
+) -> PlainTable:
     """Recorded numbers in one column, our re-evaluation in the next; differences marked."""
-    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    table = PlainTable(box=None, pad_edge=False, header_style="bold", show_edge=False)
     table.add_column("")
     table.add_column("recorded", justify="right")
     table.add_column("re-evaluated", justify="right")

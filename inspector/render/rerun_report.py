@@ -11,11 +11,11 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
 from inspector.core.summary_loss import LostItem
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
 _OUTCOME_STYLE = {
@@ -38,9 +38,9 @@ def _span_text(attempt: Attempt) -> str:
     return f"{c['preserved_prefix']}/{c['messages_to_compress']}/{c['protected_tail']}"
 
 
-def timeline_table(attempts: Sequence[Attempt], styles: Palette = DEFAULT_PALETTE) -> Table:
+def timeline_table(attempts: Sequence[Attempt], styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """One row per HTTP call: span sent, status, both classifications, what happened next."""
-    table = Table(
+    table = PlainTable(
         title="attempts", title_justify="left", box=None, header_style="bold", pad_edge=False
     )
     for name, justify in (
@@ -87,12 +87,12 @@ def timeline_table(attempts: Sequence[Attempt], styles: Palette = DEFAULT_PALETT
     return table
 
 
-def before_after_table(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> Table:
+def before_after_table(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """The old context's regions beside what each becomes in the new context, with tokens."""
     c = result.compaction
     assert c is not None
     counts = result.final_span.counts
-    table = Table(
+    table = PlainTable(
         title="before -> after", title_justify="left", box=None, header_style="bold", pad_edge=False
     )
     table.add_column("before")
@@ -152,9 +152,9 @@ def before_after_table(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -
     return table
 
 
-def losses_table(losses: Sequence[LostItem], limit: int = 8) -> Table:
+def losses_table(losses: Sequence[LostItem], limit: int = 8) -> PlainTable:
     """What the summary lost, a few per kind."""
-    table = Table(
+    table = PlainTable(
         title="what the summary lost",
         title_justify="left",
         box=None,
@@ -228,7 +228,7 @@ def rerun_report(
     if result.losses:
         parts.append(losses_table(result.losses))
     if result.findings:
-        table = Table(
+        table = PlainTable(
             title="findings", title_justify="left", box=None, show_header=False, pad_edge=False
         )
         table.add_column("")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.style import Style
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.messages import Message
 from inspector.core.rerun import RerunResult, explain_outcome
+from inspector.render.plain import PlainTable
 from inspector.render.rerun_report import SEVERITY_STYLES, losses_table, timeline_table
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
@@ -196,7 +196,7 @@ def findings_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) 
     """Findings, the attempt timeline and the region table."""
     parts: list[RenderableType] = []
     if result.findings:
-        table = Table(
+        table = PlainTable(
             title="findings", title_justify="left", box=None, show_header=False, pad_edge=False
         )
         table.add_column("")

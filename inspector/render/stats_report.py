@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE
 
 _OUTCOME_STYLES = {
@@ -30,14 +30,14 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _table(*columns: str, left: tuple[int, ...] = (0,)) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
+def _table(*columns: str, left: tuple[int, ...] = (0,)) -> PlainTable:
+    table = PlainTable(box=None, pad_edge=False, header_style="bold")
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index in left else "right")
     return table
 
 
-def outcomes_table(stats: Mapping[str, Any]) -> Table:
+def outcomes_table(stats: Mapping[str, Any]) -> PlainTable:
     """Runs per processor and outcome."""
     by_processor: Mapping[str, Mapping[str, int]] = stats["by_processor"]
     used = [o for o in _OUTCOMES if any(o in c for c in by_processor.values())]
@@ -54,7 +54,7 @@ def outcomes_table(stats: Mapping[str, Any]) -> Table:
     return table
 
 
-def ratio_histogram(stats: Mapping[str, Any], width: int = 30) -> Table:
+def ratio_histogram(stats: Mapping[str, Any], width: int = 30) -> PlainTable:
     """The reduction-ratio buckets as bars."""
     ratio = stats["reduction_ratio"]
     buckets: Mapping[str, int] = ratio["buckets"]
@@ -66,7 +66,7 @@ def ratio_histogram(stats: Mapping[str, Any], width: int = 30) -> Table:
     return table
 
 
-def _compressions(rows: Sequence[Mapping[str, Any]]) -> Table:
+def _compressions(rows: Sequence[Mapping[str, Any]]) -> PlainTable:
     table = _table("dump", "processor", "before", "after", "saved", "ratio")
     for row in rows:
         table.add_row(
@@ -80,14 +80,14 @@ def _compressions(rows: Sequence[Mapping[str, Any]]) -> Table:
     return table
 
 
-def _counter_table(title: str, counts: Mapping[str, int]) -> Table:
+def _counter_table(title: str, counts: Mapping[str, int]) -> PlainTable:
     table = _table(title, "count")
     for key, value in counts.items():
         table.add_row(key, _n(value))
     return table
 
 
-def findings_counts_table(stats: Mapping[str, Any]) -> Table:
+def findings_counts_table(stats: Mapping[str, Any]) -> PlainTable:
     """Findings by kind, the most serious first, each with its severity."""
     severity_of: Mapping[str, str] = stats.get("finding_severity") or {}
     table = _table("finding", "severity", "count", left=(0, 1))
@@ -164,4 +164,4 @@ def stats_report(stats: Mapping[str, Any], sources: Sequence[str] = ()) -> Rende
             _compressions(stats["least_effective"]),
         ]
     title = "stats  " + ", ".join(sources) if sources else "stats"
-    return Panel(Group(*parts), title=title, title_align="left")
+    return Panel(Group(*parts), title=Text(title), title_align="left")

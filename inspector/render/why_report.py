@@ -7,7 +7,6 @@ from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from inspector.core.artifact import Artifact
@@ -16,6 +15,7 @@ from inspector.core.diagnosis import n
 from inspector.core.flip_check import dropped_note
 from inspector.core.strategy.base import Decision, Flip, RegionRange
 from inspector.core.strategy.fields import fields_of
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, STATUS_MARKS, Palette
 
 
@@ -37,9 +37,9 @@ def settings_line(decision: Decision) -> Text:
     return Text("  ".join(parts), style="dim")
 
 
-def regions_table(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Table:
+def regions_table(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """Messages and tokens in each region (runs of one region added up)."""
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    table = PlainTable(box=None, pad_edge=False, show_header=True, header_style="bold")
     table.add_column("region")
     table.add_column("messages", justify="right")
     table.add_column("indices")
@@ -83,12 +83,12 @@ def _region_tokens(decision: Decision, runs: Sequence[RegionRange]) -> int | Non
 
 def messages_table(
     decision: Decision, limit: int = 60, styles: Palette = DEFAULT_PALETTE
-) -> Table | None:
+) -> PlainTable | None:
     """Per-message labels of the strategy (runs of one label grouped), when it has them."""
     labels = decision.message_labels
     if not labels:
         return None
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = PlainTable(box=None, pad_edge=False, header_style="bold")
     table.add_column("messages")
     table.add_column("outcome")
     runs: list[tuple[int, int, str]] = []
@@ -106,9 +106,9 @@ def messages_table(
     return table
 
 
-def checks_table(checks: Sequence[Check], styles: Palette = DEFAULT_PALETTE) -> Table:
+def checks_table(checks: Sequence[Check], styles: Palette = DEFAULT_PALETTE) -> PlainTable:
     """The ordered checks with pass/fail marks and their sentences."""
-    table = Table(box=None, show_header=False, pad_edge=False, expand=False)
+    table = PlainTable(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(width=1)
     table.add_column()
     for check in checks:
@@ -146,11 +146,13 @@ def finding_text(finding: Finding, styles: Palette = DEFAULT_PALETTE) -> Text:
     return text
 
 
-def findings_table(findings: Sequence[Finding], styles: Palette = DEFAULT_PALETTE) -> Table | Text:
+def findings_table(
+    findings: Sequence[Finding], styles: Palette = DEFAULT_PALETTE
+) -> PlainTable | Text:
     """Findings with severity marks, problems first, each with its kind and fix."""
     if not findings:
         return Text("none", style="dim")
-    table = Table(box=None, show_header=False, pad_edge=False)
+    table = PlainTable(box=None, show_header=False, pad_edge=False)
     table.add_column(width=1)
     table.add_column()
     for finding in by_severity(findings):
@@ -172,7 +174,7 @@ def flips_table(
         return Text(text, style="dim")
     if note:
         return Group(flips_table(flips, styles), Text(note, style="dim"))
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table = PlainTable(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("change")
     table.add_column("from", justify="right")
     table.add_column("to", justify="right")
@@ -188,7 +190,7 @@ def flips_table(
     return table
 
 
-def recorded_table(artifact: Artifact) -> Table | None:
+def recorded_table(artifact: Artifact) -> PlainTable | None:
     """What the artifact itself says happened (flat scalar fields)."""
     scalars = {
         k: v
@@ -197,7 +199,7 @@ def recorded_table(artifact: Artifact) -> Table | None:
     }
     if not scalars:
         return None
-    table = Table(box=None, show_header=False, pad_edge=False)
+    table = PlainTable(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column()
     for key, value in scalars.items():
@@ -288,6 +290,6 @@ def why_report(
         Group(*parts),
         title=title,
         title_align="left",
-        subtitle=artifact.source,
+        subtitle=Text(artifact.source),
         subtitle_align="left",
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
@@ -87,6 +88,20 @@ class InspectorApp(App[int]):
                     screen.add_class(name)
                     break
         return super().push_screen(screen, *args, **kwargs)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Textual's notice, its message never read as markup (whatever a caller asks):
+        notices carry file names, ids and errors, and one holding `[/x]` raised MarkupError
+        (the app gone with a traceback)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         """Open the browser on the sources, in the theme chosen last time."""

@@ -178,10 +178,10 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
         """Filter bar, progress, the table, the footer."""
         with Horizontal(id="browser-top"):
             yield FilterInput(placeholder="filter text (/)", id="filter", compact=True)
-            yield Static(id="filters")
+            yield Static(id="filters", markup=False)
         with Horizontal(id="load-line"):
             yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="load-progress")
-            yield Static("", id="load-status")
+            yield Static("", id="load-status", markup=False)
         yield BrowserTable(id="table", cursor_type="row", zebra_stripes=True)
         yield LivePanel(id="live-panel")
         yield QuietFooter()

@@ -88,9 +88,9 @@ class CompareScreen(InspectorScreen[None]):
 
     def compose(self) -> ComposeResult:
         """Title, the report in a scroll view, footer."""
-        yield Static(id="compare-title")
+        yield Static(id="compare-title", markup=False)
         with VerticalScroll(id="compare-body"):
-            yield Static(Text("comparing strategies …", "dim"), id="compare-report")
+            yield Static(Text("comparing strategies …", "dim"), id="compare-report", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -10,6 +10,7 @@ source string is, how its fields are checked and how it opens live in
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -68,7 +69,7 @@ class ConnectDialog(ModalScreen[ConnectRequest | None]):
         """Source, session, trajectory and subject fields; a session list; the buttons."""
         source, session_id, trajectory = self._initial
         with VerticalScroll(id="connect-body"):
-            yield Static("Connect to a live source", classes="title")
+            yield Static("Connect to a live source", classes="title", markup=False)
             yield Label("gateway ws:// URL, trajectory http:// URL, or a folder / log to follow")
             yield Input(source, id="connect-source", placeholder=DEFAULT_GATEWAY, compact=True)
             yield Label("session id (ctrl+l lists the gateway's sessions)")
@@ -78,7 +79,7 @@ class ConnectDialog(ModalScreen[ConnectRequest | None]):
             yield Input(trajectory, id="connect-trajectory", placeholder="auto", compact=True)
             yield Label("subject (trajectory)")
             yield Input("main", id="connect-subject", compact=True)
-            yield Static("", id="connect-status")
+            yield Static("", id="connect-status", markup=False)
             with Horizontal(id="connect-buttons"):
                 yield Button("Sessions", id="connect-list", compact=True)
                 yield Button("Cancel", id="connect-cancel", compact=True)
@@ -150,7 +151,7 @@ class ConnectDialog(ModalScreen[ConnectRequest | None]):
         for meta in sessions:
             session_id = str(meta.get("session_id", ""))
             label = f"{session_id}  {meta.get('title') or ''}  {meta.get('mode') or ''}".rstrip()
-            options.add_option(Option(label, id=session_id))
+            options.add_option(Option(Text(label), id=session_id))  # never markup
         options.set_class(bool(sessions), "-shown")
         self._say(f"{len(sessions)} sessions" if sessions else "the gateway knows no sessions yet")
         if sessions:

@@ -153,7 +153,7 @@ class ContextScreen(
     def compose(self) -> ComposeResult:
         """Verdict line, context bar, list beside tabs, search box, footer."""
         self._restore_tuning()
-        yield Static(id="context-title")
+        yield Static(id="context-title", markup=False)
         yield TextPanel(id="verdict")
         yield ContextBarPanel(id="bar")
         with Horizontal(id="context-body"):

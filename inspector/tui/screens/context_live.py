@@ -478,7 +478,7 @@ class ContextLive:
         try:
             marker = self.query_one("#live-marker", Static)
         except Exception:  # noqa: BLE001 - NoMatches: first marker of this screen
-            marker = Static(text, id="live-marker")
+            marker = Static(text, id="live-marker", markup=False)
             marker.styles.height = "auto"
             marker.styles.padding = (0, 1)
             self.mount(marker, after="#context-title")

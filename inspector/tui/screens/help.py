@@ -7,7 +7,6 @@ imports this module's callers).
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.keys import APP_BINDINGS, KEY_NAMES, key_display
 from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
@@ -49,9 +49,9 @@ def narrow(text: str | None) -> str:
 
 def bindings_table(
     title: str, bindings: list[BindingType], styles: Palette = DEFAULT_PALETTE
-) -> Table:
+) -> PlainTable:
     """A two-column table of keys (styled `name`) and what they do."""
-    table = Table(
+    table = PlainTable(
         title=title,
         title_style="bold",
         title_justify="left",
@@ -116,7 +116,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The scroll view; the tables are drawn on mount (they need the theme's styles)."""
         with VerticalScroll(id="help-body"):
-            yield Static(id="help-text")
+            yield Static(id="help-text", markup=False)
 
     def help_renderable(self) -> Group:
         """The tables, one per area, in the theme's palette."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,16 +25,17 @@ from textual.widgets import Static
 from inspector.core.live_tracker import LiveTracker, Operation
 from inspector.core.redact import mask_text
 from inspector.render.live_report import compression_text, operation_detail
+from inspector.render.plain import PlainTable
 from inspector.render.verdict import render_to_text
 
 
-def statistic_table(operation: Operation) -> Table | None:
+def statistic_table(operation: Operation) -> PlainTable | None:
     """The frame's message statistic (counts and tokens by role), when it carries one."""
     latest = operation.latest
     statistic = latest.statistic if latest is not None else None
     if not statistic:
         return None
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table = PlainTable(box=None, show_header=True, header_style="bold", pad_edge=False)
     for column in ("", "messages", "tokens"):
         table.add_column(column, justify="right" if column else "left")
     for role in ("system", "user", "assistant", "tool"):
@@ -106,7 +106,7 @@ class OperationScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The detail in a scrollable box."""
         with VerticalScroll():
-            yield Static(self._content, id="operation-detail")
+            yield Static(self._content, id="operation-detail", markup=False)
 
     def action_close(self) -> None:
         """Back to the browser."""

@@ -68,9 +68,10 @@ class ProgressScreen(ModalScreen[bool]):
             yield Static(
                 Text(self.title_text, "bold", no_wrap=True, overflow="ellipsis"),
                 id="progress-title",
+                markup=False,
             )
             yield ProgressBar(total=self.total, show_eta=False, id="progress-bar")
-            yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step")
+            yield Static(Text("starting …  (Esc: cancel)", "dim"), id="progress-step", markup=False)
 
     def step(self, done: int, what: str, *, open_ended: bool = False) -> None:
         """`done` steps finished; `what` is the one now running (drawn once composed: a step

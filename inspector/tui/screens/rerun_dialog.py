@@ -271,7 +271,9 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
     def compose(self) -> ComposeResult:
         """One row per field, an error line under each, Run and Cancel."""
         with VerticalScroll(id="rerun-form"):
-            yield Static("Re-run the compaction against a real model", id="form-title")
+            yield Static(
+                "Re-run the compaction against a real model", id="form-title", markup=False
+            )
             yield Static(
                 f"{self.artifact.kind} {self.artifact.id}\n{self.artifact.source}",
                 id="form-source",
@@ -343,6 +345,7 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
             yield Static(
                 "openJiuwen does; a reply that calls one skips the compression",
                 classes="hint",
+                markup=False,
             )
         yield self._error_slot("tools")
         with Horizontal(classes="field"):
@@ -358,7 +361,7 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
         with Horizontal(classes="field"):
             yield Label("Timeout (s)")
             yield Input(f"{d.timeout_s:g}", id="timeout", compact=True)
-            yield Static("per HTTP call", classes="hint")
+            yield Static("per HTTP call", classes="hint", markup=False)
         yield self._error_slot("timeout")
         with Horizontal(classes="field"):
             yield Label("Output folder")
@@ -373,7 +376,9 @@ class RerunDialog(ModalScreen[RerunRequest | None]):
                 id="remember",
                 compact=True,
             )
-            yield Static("saved in the preferences; never the key itself", classes="hint")
+            yield Static(
+                "saved in the preferences; never the key itself", classes="hint", markup=False
+            )
 
     def on_mount(self) -> None:
         """Focus the first field that still needs a value; show the key status."""

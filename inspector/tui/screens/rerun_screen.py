@@ -215,12 +215,12 @@ class RerunScreen(ThemedScreen[None]):
 
     def compose(self) -> ComposeResult:
         """Title, progress and attempts, error, tokens, then the before/after tabs."""
-        yield Static(id="rerun-title")
+        yield Static(id="rerun-title", markup=False)
         with Horizontal(id="rerun-progress-line"):
             yield ProgressBar(
                 total=None, show_eta=False, show_percentage=False, id="rerun-progress"
             )
-            yield Static(id="rerun-status")
+            yield Static(id="rerun-status", markup=False)
         with Vertical(id="rerun-head"):
             yield Static(id="rerun-attempts", markup=False)
             yield Static(id="rerun-error", markup=False)
@@ -230,18 +230,18 @@ class RerunScreen(ThemedScreen[None]):
                 TabPane("Before → after", id="tab-before-after"),
                 VerticalScroll(id="before-after-pane"),
             ):
-                yield Static(id="rerun-tokens")
-                yield Static(id="rerun-table")
+                yield Static(id="rerun-tokens", markup=False)
+                yield Static(id="rerun-table", markup=False)
                 with Horizontal(id="rerun-panes"):
-                    yield Static(id="before", classes="rerun-pane")
-                    yield Static(id="after", classes="rerun-pane")
+                    yield Static(id="before", classes="rerun-pane", markup=False)
+                    yield Static(id="after", classes="rerun-pane", markup=False)
             with TabPane("What the summary lost", id="tab-lost"), VerticalScroll(id="lost-pane"):
-                yield Static(id="lost")
+                yield Static(id="lost", markup=False)
             with (
                 TabPane("Findings & attempts", id="tab-findings"),
                 VerticalScroll(id="findings-pane"),
             ):
-                yield Static(id="findings")
+                yield Static(id="findings", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -93,9 +93,9 @@ class SweepScreen(InspectorScreen[Settings | None]):
 
     def compose(self) -> ComposeResult:
         """Parameter tabs, chart, cursor line, footer."""
-        yield Static(id="sweep-params")
-        yield Static(id="sweep-chart")
-        yield Static(id="sweep-point")
+        yield Static(id="sweep-params", markup=False)
+        yield Static(id="sweep-chart", markup=False)
+        yield Static(id="sweep-point", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

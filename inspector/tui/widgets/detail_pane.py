@@ -18,7 +18,7 @@ class MessageDetailPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """One Static holding the detail renderable."""
-        yield Static(Text("select a message", "dim"), id="detail-body")
+        yield Static(Text("select a message", "dim"), id="detail-body", markup=False)
 
     def show(self, renderable: RenderableType) -> None:
         """Replace the content and scroll to its top."""

@@ -111,7 +111,7 @@ class LivePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         """The head (states, gauge) and the operations list."""
-        yield Static("", id="live-head")
+        yield Static("", id="live-head", markup=False)
         yield OptionList(id="live-operations")
 
     def on_mount(self) -> None:

@@ -77,17 +77,22 @@ class WhyPanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         """Verdict, checks and findings, flips, recorded comparison, timeline."""
-        yield Static(id="why-verdict")
+        yield Static(id="why-verdict", markup=False)
         yield Static(
-            "Smallest change that flips the verdict", classes="why-heading", id="why-flips-heading"
+            "Smallest change that flips the verdict",
+            classes="why-heading",
+            id="why-flips-heading",
+            markup=False,
         )
         with Vertical(id="why-flips"):
-            yield Static(id="why-flips-note")
-        yield Static(id="why-body")
-        yield Static("Recorded by the source, beside our re-evaluation", classes="why-heading")
-        yield Static(id="why-recorded")
-        yield Static("Recorded timeline", classes="why-heading")
-        yield Static(id="why-timeline")
+            yield Static(id="why-flips-note", markup=False)
+        yield Static(id="why-body", markup=False)
+        yield Static(
+            "Recorded by the source, beside our re-evaluation", classes="why-heading", markup=False
+        )
+        yield Static(id="why-recorded", markup=False)
+        yield Static("Recorded timeline", classes="why-heading", markup=False)
+        yield Static(id="why-timeline", markup=False)
 
     def show_report(self, verdict: RenderableType, body: RenderableType | None) -> None:
         """Verdict line(s) and the checks/findings body (None: the body stays as it is)."""
