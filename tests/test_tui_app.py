@@ -80,11 +80,24 @@ async def open_row(app: InspectorApp, pilot: Pilot[Any], predicate: Any) -> Cont
     return screen
 
 
+#: Rounds `settle` waits for workers started by the messages of those before (a bound: a
+#: worker that never ends is left running, as one round left it).
+SETTLE_ROUNDS = 40
+
+
 async def settle(app: InspectorApp, pilot: Pilot[Any]) -> None:
-    """Let workers finish and their messages land."""
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    """Let workers finish and their messages land, and those they start in turn.
+
+    One round was not enough: `wait_for_complete` waits for the workers there are when it is
+    called, and a key whose worker starts another (the strategy switch swaps the settings
+    panel, which counts the new token mode in a worker of its own) left the screen's
+    decision a step behind, now and then (a flaky test under load)."""
+    for _ in range(SETTLE_ROUNDS):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(worker.is_running or worker.state.name == "PENDING" for worker in app.workers):
+            return
 
 
 def text_of(widget: Any) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -26,6 +25,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from inspector.core.strategy.base import Settings
 from inspector.core.strategy.fields import FieldInfo, fields_of
+from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.theme import THEME_COMPONENT_CLASSES, palette_of
 
@@ -111,6 +111,8 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         self._problem = ""
         #: Whether the controls exist (built when the panel is first shown).
         self.built = False
+        #: While the controls are being (re)built (`_rebuild`): `show` waits for them.
+        self._rebuilding = False
         #: The last `show` arguments received before the controls existed.
         self._pending: tuple[Settings, Settings | None, tuple[Text, Text] | None] | None = None
         #: Field -> values posted from its input since it got focus: a `show` of one of them
@@ -124,12 +126,22 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         if self.built:
             return
         self.built = True
-        await self.recompose()
+        await self._rebuild()
+
+    async def _rebuild(self) -> None:
+        """Compose the controls again, then show the problem and the settings that came
+        meanwhile. A `show` during the recompose (a count finished while `p` swapped the
+        strategy) found the old controls gone: NoMatches, the app gone with a traceback."""
+        self._rebuilding = True
+        try:
+            await self.recompose()
+        finally:
+            self._rebuilding = False
         if self._problem:
             self.query_one("#settings-problem", Static).update(self._problem)
         if self._pending is not None:
-            self.show(*self._pending)
-            self._pending = None
+            pending, self._pending = self._pending, None
+            self.show(*pending)
 
     def compose(self) -> ComposeResult:
         """One row per field, the problem line and the field descriptions (once shown)."""
@@ -162,16 +174,17 @@ class SettingsPanel(VerticalScroll, can_focus=False):
                         placeholder=f"{UNSET} (empty)" if optional else "",
                         tooltip=f"empty: {UNSET} (None)" if optional else None,
                     )
-        yield Static("", id="settings-problem")
+        yield Static("", id="settings-problem", markup=False)
         with Horizontal(id="settings-buttons"):
             yield Button("Reset to recorded (r)", id="settings-reset", compact=True)
             yield Button("Compare (c)", id="settings-compare", compact=True)
-        yield Static(id="settings-compare-table")
+        yield Static(id="settings-compare-table", markup=False)
         yield Static(
             "\n".join(
                 f"{i.name}: {i.description} ({i.range_text()})" for i in self.fields.values()
             ),
             id="settings-help",
+            markup=False,
         )
 
     async def use_model(self, model: type[Settings]) -> None:
@@ -183,7 +196,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
             self._shown = {}
             self._pending = None
             if self.built:
-                await self.recompose()
+                await self._rebuild()
 
     def show(
         self,
@@ -194,7 +207,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         """Set every control to `settings`; mark the fields that differ from `recorded`."""
         if type(settings) is not self.model:
             return  # the model is being swapped; the screen shows again when it is
-        if not self.built:
+        if not self.built or self._rebuilding:
             self._pending = (settings, recorded, verdicts)
             return
         if recorded is not None and type(recorded) is self.model:
@@ -247,7 +260,7 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         """A validation message under the controls (empty clears it; unchanged: no redraw)."""
         if text != self._problem:
             self._problem = text
-            if self.built:
+            if self.built and not self._rebuilding:
                 self.query_one("#settings-problem", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -306,9 +319,9 @@ def compare_table(
     recorded: Settings,
     verdicts: tuple[Text, Text] | None,
     styles: Palette = DEFAULT_PALETTE,
-) -> Table:
+) -> PlainTable:
     """Recorded and tuned values side by side; changed rows highlighted."""
-    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    table = PlainTable(box=None, pad_edge=False, header_style="bold", show_edge=False)
     table.add_column("")
     table.add_column("recorded")
     table.add_column("tuned")
