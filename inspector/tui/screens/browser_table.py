@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.segment import Segment
@@ -264,6 +265,8 @@ BROWSER_BINDINGS: list[BindingType] = [
 def cell_width(cell: Any, console: Console, options: ConsoleOptions) -> int:
     """The width `textual.render.measure(console, cell, 1)` gives a cell of this table, with
     `options` made once by the caller (`console.options` builds them anew at every call)."""
+    if type(cell) is Text:  # Rich's measure of a Text, its maximum (the widest line) only
+        return max(map(cell_len, cell.plain.splitlines()), default=0)
     if not isinstance(cell, Text):
         return measure(console, default_cell_formatter(cell, wrap=False, height=1), 1)
     return max(0, cell.__rich_measure__(console, options).maximum)
