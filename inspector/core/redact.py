@@ -419,6 +419,13 @@ def escape_controls(text: str) -> str:
     return _CONTROL_RE.sub(_escaped, text)
 
 
+def shown_text(text: str) -> str:
+    """Text from a file, an agent or a model, safe to show: secrets masked, control
+    characters escaped (newlines and tabs kept). An escape sequence in a message or a
+    summary otherwise reached the terminal: `ESC ]0;...BEL` retitled the window."""
+    return escape_controls(mask_text(text))
+
+
 def shown_name(text: str) -> str:
     """A file name or identifier safe for one terminal line (newlines and tabs escaped too)."""
     return _CONTROL_NAME_RE.sub(_escaped, text)

@@ -26,7 +26,7 @@ from inspector.core.live_events import (
     TraceUpdated,
 )
 from inspector.core.live_tracker import LiveTracker, Operation, TriggerMark
-from inspector.core.redact import mask_text
+from inspector.core.redact import shown_name, shown_text
 from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
@@ -136,12 +136,12 @@ def compression_text(event: CompressionState, styles: Palette = DEFAULT_PALETTE)
     style = styles(STATUS_STYLES.get(event.status, "plain"))
     text = Text.assemble(
         (f"{STATUS_MARKS.get(event.status, '?')} ", style),
-        (event.processor or "compression", "bold"),
+        (shown_name(event.processor or "compression"), "bold"),
         " ",
-        (event.status, style),
+        (shown_name(event.status), style),
     )
     if event.phase:
-        text.append(f"  {event.phase}", style="dim")
+        text.append(f"  {shown_name(event.phase)}", style="dim")
     b_msgs, b_tok, b_pct = _point(event.before)
     if event.after is not None:
         a_msgs, a_tok, a_pct = _point(event.after)
@@ -159,15 +159,15 @@ def compression_text(event: CompressionState, styles: Palette = DEFAULT_PALETTE)
     if event.duration_ms is not None:
         text.append(f"  in {event.duration_ms / 1000:.1f}s", style="dim")
     if event.model:
-        text.append(f"  {event.model}", style=styles("model"))
+        text.append(f"  {shown_name(event.model)}", style=styles("model"))
     if event.error:
-        text.append(f"  error: {mask_text(event.error)}", style=styles("error"))
+        text.append(f"  error: {shown_text(event.error)}", style=styles("error"))
     if event.operation_id:
-        text.append(f"  [{event.operation_id}]", style="dim")
+        text.append(f"  [{shown_name(event.operation_id)}]", style="dim")
     if event.source.startswith(("http://", "https://")):
         text.append("  (trajectory)", style="dim")
     if event.summary:
-        text.append(f"\n    {mask_text(event.summary)}", style="italic")
+        text.append(f"\n    {shown_text(event.summary)}", style="italic")
     return text
 
 
@@ -228,7 +228,7 @@ def event_line(
     elif isinstance(event, SourceProblem):
         where = f" ({event.error.where})" if event.error.where else ""
         body = Text(
-            f"✘ {event.error.source}: {mask_text(event.error.error)}{where}", style=styles("bad")
+            f"✘ {event.error.source}: {shown_text(event.error.error)}{where}", style=styles("bad")
         )
     elif isinstance(event, SourceRemoved):
         what = f"{event.source} {event.id}" if event.id else event.source
@@ -337,13 +337,13 @@ def operation_detail(operation: Operation) -> RenderableType:
     if latest.modified_messages:
         rows.append(("modified", f"{len(latest.modified_messages)} messages rewritten in place"))
     if latest.summary:
-        rows.append(("summary", mask_text(latest.summary)))
+        rows.append(("summary", shown_text(latest.summary)))
     if latest.error:
-        rows.append(("error", Text(mask_text(latest.error), style=DEFAULT_PALETTE("error"))))
+        rows.append(("error", Text(shown_text(latest.error), style=DEFAULT_PALETTE("error"))))
     for label, value in rows:
         table.add_row(label, value)
     parts: list[RenderableType] = [table]
     if latest.compact_summary:
         parts.append(Text("\ncompact summary", style="bold"))
-        parts.append(Text(mask_text(latest.compact_summary)))
+        parts.append(Text(shown_text(latest.compact_summary)))
     return Group(*parts)

@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.text import Text
 
 from inspector.core.messages import Message
-from inspector.core.redact import escape_controls, mask_secrets, mask_text
+from inspector.core.redact import escape_controls, mask_secrets, mask_text, shown_text
 from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 
@@ -24,9 +24,7 @@ from inspector.render.styles import DEFAULT_PALETTE, REGION_LABELS, Palette
 MAX_SHOWN_CHARS = 20_000
 
 
-def _shown(text: str) -> str:
-    """Text for the pane: secrets masked (`core.redact`), control characters escaped."""
-    return escape_controls(mask_text(text))
+_shown = shown_text  # the pane's text: secrets masked, control characters escaped
 
 
 def _content_renderable(message: Message) -> RenderableType:

@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from inspector.core.redact import shown_text
 from inspector.core.rerun import Attempt, RerunResult, explain_outcome
 from inspector.core.summary_loss import LostItem
 from inspector.render.plain import PlainTable
@@ -168,7 +169,7 @@ def losses_table(losses: Sequence[LostItem], limit: int = 8) -> PlainTable:
         items = [i for i in losses if i.kind == kind and not i.restored]
         restored = sum(1 for i in losses if i.kind == kind and i.restored)
         for item in items[:limit]:
-            table.add_row(kind, f"#{item.message_index}", item.text)
+            table.add_row(kind, f"#{item.message_index}", shown_text(item.text))
         if len(items) > limit:
             table.add_row(kind, "", Text(f"... and {len(items) - limit} more", style="dim"))
         if restored:
@@ -183,7 +184,7 @@ def _summary_excerpt(summary: str, lines: int = 14) -> Text:
     shown = "\n".join(body[:lines])
     if len(body) > lines:
         shown += f"\n... ({len(body) - lines} more lines)"
-    return Text(shown)
+    return Text(shown_text(shown))
 
 
 def rerun_report(

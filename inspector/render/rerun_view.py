@@ -13,6 +13,7 @@ from rich.style import Style
 from rich.text import Text
 
 from inspector.core.messages import Message
+from inspector.core.redact import shown_name, shown_text
 from inspector.core.rerun import RerunResult, explain_outcome
 from inspector.render.plain import PlainTable
 from inspector.render.rerun_report import SEVERITY_STYLES, losses_table, timeline_table
@@ -26,6 +27,7 @@ def _message_line(index: int, message: Message, style: Style | str) -> Text:
     preview = message.text_preview(_PREVIEW_CHARS).replace("\n", " ")
     if message.tool_calls and not message.text_preview(1):
         preview = ", ".join(call.name for call in message.tool_calls)
+    preview = shown_name(preview)
     line = Text("  ", no_wrap=True, overflow="ellipsis")
     line.append(f"#{index:<4}", style="dim")
     line.append(f"{message.role:<10}", style=style)
@@ -101,7 +103,7 @@ def after_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> 
     memory = c.memory_message.content
     lines.append(
         Panel(
-            Text(memory if isinstance(memory, str) else str(memory)),
+            Text(shown_text(memory if isinstance(memory, str) else str(memory))),
             border_style=styles("region.summary"),
             padding=(0, 1),
         )
@@ -188,7 +190,9 @@ def lost_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) -> R
             )
         )
     parts.append(Text())
-    parts.append(Panel(Text(result.compaction.summary), title="summary", title_align="left"))
+    parts.append(
+        Panel(Text(shown_text(result.compaction.summary)), title="summary", title_align="left")
+    )
     return Group(*parts)
 
 
@@ -204,7 +208,7 @@ def findings_renderable(result: RerunResult, styles: Palette = DEFAULT_PALETTE) 
         for finding in result.findings:
             mark = STATUS_MARKS[_SEVERITY_MARK[finding.severity]]
             style = styles(SEVERITY_STYLES[finding.severity])
-            table.add_row(Text(mark, style=style), Text(finding.message))
+            table.add_row(Text(mark, style=style), Text(shown_text(finding.message)))
         parts.append(table)
     else:
         parts.append(Text("no findings", style="dim"))

@@ -26,6 +26,7 @@ from inspector.core.engine import PricedContext
 from inspector.core.errors import InspectorError
 from inspector.core.messages import Message
 from inspector.core.pins import recorded_pins
+from inspector.core.redact import shown_name
 from inspector.core.regions import after_span, results_by_call, tool_links
 from inspector.core.strategy import registry
 from inspector.core.strategy.base import (
@@ -247,7 +248,7 @@ class ContextScreen(
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(f"{self.artifact.kind} ", "bold reverse")
-        title.append(f" {self.artifact.id}", "bold")
+        title.append(f" {shown_name(self.artifact.id)}", "bold")
         if self.snapshot is not None:
             title.append(f"  {self.strategy.processor}", self.palette("name"))
             release = self.decision.numbers.get("openjiuwen_version") if self.decision else None
@@ -258,8 +259,8 @@ class ContextScreen(
                 assumed = "assum" in evidence
                 title.append(f"  openJiuwen {release}" + (" (assumed)" if assumed else ""), "dim")
         if self.artifact.session_id:
-            title.append(f"  session {self.artifact.session_id}", "dim")
-        title.append(f"  {self.artifact.source}", "dim")
+            title.append(f"  session {shown_name(self.artifact.session_id)}", "dim")
+        title.append(f"  {shown_name(self.artifact.source)}", "dim")
         self.query_one("#context-title", Static).update(title, layout=False)
 
     def restyle(self) -> None:

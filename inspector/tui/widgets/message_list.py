@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from inspector.core.engine import Span
 from inspector.core.messages import Message
+from inspector.core.redact import shown_name
 from inspector.core.strategy.base import Decision
 from inspector.render.styles import COMPONENT_CLASSES, REGION_COMPONENT_CLASSES, Palette
 from inspector.tui.theme import THEME_COMPONENT_CLASSES, component_style, palette_of
@@ -148,7 +149,7 @@ class MessageList(ScrollView, can_focus=True):
                 role = "user*"
             row = RowData(
                 role=role,
-                preview=message.text_preview(300),
+                preview=shown_name(message.text_preview(300)),  # no escape reaches the terminal
                 tokens=None if self._tokens is None else self._tokens[index],
                 link=link,
             )
