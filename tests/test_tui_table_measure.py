@@ -111,3 +111,57 @@ async def test_markup_like_values_are_shown_as_they_are() -> None:
         await pilot.pause()
         line = ours.render_line(1).text  # line 0 is the header
         assert "[bold]x" in line and "a[/]b" in line and ":smile:" in line
+
+
+class _TwoBrowserTables(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.highlighted: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield BrowserTable(id="one-by-one", cursor_type="row")  # as the browser has it
+        yield BrowserTable(id="in-one-step", cursor_type="row")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.highlighted.append(f"{event.data_table.id} {event.row_key.value}")
+
+
+async def test_rows_appended_in_one_step_are_those_added_one_by_one() -> None:
+    app = _TwoBrowserTables()
+    highlighted: list[str] = []
+    async with app.run_test(size=(200, 40)) as pilot:
+        single = app.query_one("#one-by-one", BrowserTable)
+        batch = app.query_one("#in-one-step", BrowserTable)
+        for table in (single, batch):
+            for key, label in COLUMNS:
+                table.add_column(label, key=key)
+        rows = [(str(row.key), row_cells(row)) for row in _rows()]
+        for key, cells in rows[:3]:
+            single.add_cells(key, cells)
+        batch.append_rows(rows[:3])  # into an empty table: the cursor's cell appears
+        for key, cells in rows[3:]:
+            single.add_cells(key, cells)
+        batch.append_rows(rows[3:])
+        await pilot.pause()
+        await pilot.pause()
+        for table in (single, batch):
+            highlighted.append(str(table.cursor_coordinate))
+        assert batch.row_keys == single.row_keys == [key for key, _ in rows]
+        for key, _ in rows:
+            assert batch.get_row(key) == single.get_row(key)
+        assert [c.content_width for c in batch.ordered_columns] == [
+            c.content_width for c in single.ordered_columns
+        ]
+        assert batch.virtual_size == single.virtual_size
+        assert highlighted[0] == highlighted[1]
+        # the first row added to an empty table is highlighted, as add_row does
+        assert sorted(app.highlighted) == ["in-one-step 0", "one-by-one 0"]
+        assert [batch.render_line(y).text for y in range(7)] == [
+            single.render_line(y).text for y in range(7)
+        ]
+        try:
+            batch.append_rows(rows[:2])
+        except Exception as error:  # a key already there is refused, as by add_row
+            assert type(error).__name__ == "DuplicateKey"
+        else:
+            raise AssertionError("a duplicate key was added")

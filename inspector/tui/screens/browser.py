@@ -312,11 +312,13 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
             f"read {message.seen} items … (sorted when done)", layout=False
         )
         table = self.query_one("#table", BrowserTable)
+        added = []
         for row in new_rows:
             if self._visible(row):
                 self._row_index[row.key] = len(self.shown)
                 self.shown.append(row)
-                table.add_cells(str(row.key), self.cells_of(row))
+                added.append((str(row.key), self.cells_of(row)))
+        table.append_rows(added)
         self.query_one("#filters", Static).update(
             self._filters_line(str(len(self.shown))), layout=False
         )

@@ -22,7 +22,7 @@ from textual.render import measure
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets._data_table import default_cell_formatter
-from textual.widgets.data_table import CellDoesNotExist, Row, RowKey
+from textual.widgets.data_table import CellDoesNotExist, DuplicateKey, Row, RowKey
 
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 from inspector.tui.rows import BrowserRow
@@ -543,6 +543,35 @@ class BrowserTable(DataTable[Any]):
         """Add one row at the bottom (`add_row`), remembering its cells as measured."""
         self.add_row(*cells, key=key)
         self._measured[key] = cells
+
+    def append_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Add `rows` ((key, cells), one cell per column) at the bottom in one step: the end
+        state of `add_cells` for each, with one table update. `add_row` sets the cursor (its
+        validation and watchers) and asks for an idle pass at every row: ~40 us a row, a
+        tenth of the UI thread's work while a 50,000-file folder loads."""
+        if not rows:
+            return
+        if len(rows) == 1:
+            self.add_cells(*rows[0])
+            return
+        columns = [column.key for column in self.ordered_columns]
+        first = self.row_count
+        self._tables.clear()
+        for offset, (key, cells) in enumerate(rows):
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            self._row_locations[row_key] = first + offset
+            self._data[row_key] = dict(zip(columns, cells, strict=True))
+            self.rows[row_key] = Row(row_key, 1)
+            self._new_rows.add(row_key)
+            self._measured[key] = cells
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate
+        if first == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()  # a cell to highlight where there was none
+        self._update_count += 1
+        self.check_idle()
 
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Show exactly `rows` ((key, cells), top to bottom), in one step.
