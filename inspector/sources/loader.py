@@ -90,6 +90,7 @@ from inspector.sources.files import (
     folder_base,
     folder_identity,
     path_identity,
+    scan_files,
     walk_files,
 )
 from inspector.sources.jsonio import MAX_FILE_BYTES
@@ -183,16 +184,17 @@ def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[Load
     """(file, explicit, identity) for each regular file a source path stands for, and a
     LoadError for each path that is missing, no regular file or a folder not listable."""
     if target.is_dir():
-        found, unlisted = walk_files(target, FOLDER_SUFFIXES)
+        found, unlisted = scan_files(target, FOLDER_SUFFIXES)
         errors = [LoadError(str(folder), why) for folder, why in unlisted]
         base = folder_base(target)
         files: list[tuple[Path, bool, str]] = []
-        for file in found:
-            problem = file_problem(file)
+        for file, plain in found:
+            # a plainly regular file (`scan_files`) has no problem to look for
+            problem = None if plain else file_problem(file)
             if problem is not None:
                 errors.append(LoadError(str(file), problem))
             else:
-                files.append((file, False, _folder_identity(file, base)))
+                files.append((file, False, _folder_identity(file, base, plain)))
         return files, errors
     if not os.path.lexists(target):
         return [], [LoadError(str(target), "no such file or folder")]
