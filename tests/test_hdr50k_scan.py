@@ -9,6 +9,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,14 +128,17 @@ def test_a_folder_whose_files_cannot_be_looked_up_gives_their_errors(
     (Made by refusing lookups in one folder: permissions do not hold for root.)"""
     folder = _tree(tmp_path)
     shut = str(folder / "b" / "deep")
-    real_stat = os.stat
 
-    def refusing(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        if os.path.dirname(os.fspath(path)) == shut:  # type: ignore[arg-type]
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))  # type: ignore[arg-type]
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+    def refusing(real: Any) -> Any:
+        def lookup(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            if os.path.dirname(os.fspath(path)) == shut:
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return real(path, *args, **kwargs)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(os, "stat", refusing)
+        return lookup
+
+    monkeypatch.setattr(os, "stat", refusing(os.stat))
+    monkeypatch.setattr(os, "lstat", refusing(os.lstat))
     listed, errors = _target_files(folder)
     assert (listed, errors) == _reference_targets(folder)
     assert [e.source for e in errors if e.error == "permission denied"] == [
@@ -149,3 +153,18 @@ def test_a_fifo_in_a_folder_is_one_error_and_never_opened(tmp_path: Path) -> Non
     fifo = [e for e in errors if e.source.endswith("pipe.jsonl")]
     assert len(fifo) == 1 and "FIFO" in fifo[0].error
     assert stat.S_ISFIFO(os.lstat(folder / "pipe.jsonl").st_mode)
+
+
+def test_a_dangling_link_with_the_longest_name_leaves_its_folder_plain(tmp_path: Path) -> None:
+    """The folder's lookup is tried on its longest name: a dangling link there is found
+    (`os.lstat`), so the regular files beside it are still plainly regular."""
+    folder = tmp_path / "dangling"
+    folder.mkdir()
+    (folder / "r.json").write_text("{}")
+    (folder / "a-much-longer-name-than-any-other.json").symlink_to(folder / "nowhere.json")
+    found, _ = scan_files(folder, FOLDER_SUFFIXES)
+    assert dict((file.name, plain) for file, plain in found) == {
+        "a-much-longer-name-than-any-other.json": False,
+        "r.json": True,
+    }
+    assert _target_files(folder) == _reference_targets(folder)

@@ -174,7 +174,7 @@ def scan_files(
     folder: Path, suffixes: tuple[str, ...]
 ) -> tuple[list[tuple[Path, bool]], list[tuple[Path, str]]]:
     """`walk_files`, each file with whether it is plainly regular: its folder entry says a
-    regular file and no symlink, and its folder lets files be looked up (one `os.stat` per
+    regular file and no symlink, and its folder lets files be looked up (one `os.lstat` per
     folder tells), so `file_problem` would find nothing and it is no link for
     `folder_identity` (the two cost three system calls a file, a third of a 50,000-file
     listing; the entry's type comes free with the listing).
@@ -235,12 +235,12 @@ def _entry_is_plain_file(entry: os.DirEntry[str]) -> bool:
 
 
 def _files_reachable(root: str, files: list[tuple[str, os.DirEntry[str]]]) -> bool:
-    """Whether files of folder `root` can be looked up (`os.stat`): a folder listable but
-    not searchable lists names whose every lookup fails. Tried on the longest name (the
-    one a path-length limit would stop first)."""
+    """Whether files of folder `root` can be looked up (`os.lstat`: a dangling link is
+    found too): a folder listable but not searchable lists names whose every lookup
+    fails. Tried on the longest name (the one a path-length limit would stop first)."""
     longest = max((name for name, _ in files), key=len)
     try:
-        os.stat(os.path.join(root, longest))
+        os.lstat(os.path.join(root, longest))
     except (OSError, ValueError):
         return False
     return True
