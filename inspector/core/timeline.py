@@ -405,7 +405,7 @@ def link_runs(
     """
     by_key: dict[RunKey, list[int]] = {}
     for position, run in enumerate(runs):
-        if _linkable(run):
+        if may_link(run):
             by_key.setdefault(_norm_key(*run.key), []).append(position)
     linked: dict[int, str] = {}
     times = [run.timestamp for run in runs]  # a property that walks the run's records
@@ -417,7 +417,7 @@ def link_runs(
             candidates: list[int] = [
                 p
                 for p, run in enumerate(runs)
-                if _linkable(run)
+                if may_link(run)
                 and _same(run.key[0], dump.processor, "")
                 and _same(run.key[1], dump.session_id, "unknown_session")
                 and _same(run.key[2], dump.context_id, "unknown_context")
@@ -439,7 +439,7 @@ def link_runs(
     return out, by_dump
 
 
-def _linkable(run: EvaluationRun) -> bool:
+def may_link(run: EvaluationRun) -> bool:
     """A run that may have written a dump: not ended by a retry, and its check said go."""
     return not _ended_by_retry(run) and run.reason in (None, "reached_threshold")
 

@@ -64,10 +64,10 @@ from inspector.core.timeline import (
     DumpRef,
     EvaluationRun,
     LazyTimelines,
-    RunKey,
     call_evaluations,
     group_runs,
     link_runs,
+    may_link,
     safe_name,
 )
 from inspector.core.tokens import TokenCounter
@@ -90,6 +90,7 @@ from inspector.sources.files import (
     folder_base,
     folder_identity,
     path_identity,
+    scan_files,
     walk_files,
 )
 from inspector.sources.jsonio import MAX_FILE_BYTES
@@ -103,6 +104,11 @@ from inspector.sources.pool import (
     header_job,
     thaw_heap,
 )
+from inspector.sources.snapshot_links import (
+    EVALUATION_TOLERANCE_SECONDS,
+    snapshots_by_evaluation,
+    snapshots_by_key,
+)
 
 __all__ = [
     "EVALUATION_TOLERANCE_SECONDS",
@@ -115,10 +121,6 @@ __all__ = [
     "locate_key",
     "scan_folder",
 ]
-
-#: How far (seconds) a snapshot's `timestamp` may lie from the threshold_check it names:
-#: room for a time rounded to the millisecond, far less than between two checks of a context.
-EVALUATION_TOLERANCE_SECONDS = 0.001
 
 #: Debug records kept per folder and per session as release facts for contexts without any.
 _NEIGHBOUR_FACTS = 16
@@ -183,16 +185,17 @@ def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[Load
     """(file, explicit, identity) for each regular file a source path stands for, and a
     LoadError for each path that is missing, no regular file or a folder not listable."""
     if target.is_dir():
-        found, unlisted = walk_files(target, FOLDER_SUFFIXES)
+        found, unlisted = scan_files(target, FOLDER_SUFFIXES)
         errors = [LoadError(str(folder), why) for folder, why in unlisted]
         base = folder_base(target)
         files: list[tuple[Path, bool, str]] = []
-        for file in found:
-            problem = file_problem(file)
+        for file, plain in found:
+            # a plainly regular file (`scan_files`) has no problem to look for
+            problem = None if plain else file_problem(file)
             if problem is not None:
                 errors.append(LoadError(str(file), problem))
             else:
-                files.append((file, False, _folder_identity(file, base)))
+                files.append((file, False, _folder_identity(file, base, plain)))
         return files, errors
     if not os.path.lexists(target):
         return [], [LoadError(str(target), "no such file or folder")]
@@ -237,6 +240,9 @@ class _Streamer:
         self._after_counts: dict[str, int | None] = {}
         #: (records seen, their runs) grouped while helpers read (`_read_headers`); -1: none.
         self._early_runs: tuple[int, list[EvaluationRun]] = (-1, [])
+        #: Those runs that no dump can link to, settled, and their debug artifacts, by position.
+        self._early_settled: dict[int, EvaluationRun] = {}
+        self._early_debug: dict[int, Artifact] = {}
         self.missing = missing
         self.groups = groups
         self.counters = options.counters
@@ -299,8 +305,10 @@ class _Streamer:
             if sharing.processes:
                 # while the helpers read dumps: the logs' runs (what `_prepare` would group
                 # when no dump file holds records), leaving the helpers more chunks
-                early = [r for load in found if load is not None for r in load.records]
+                read = [load for load in found if load is not None]
+                early = [r for load in read for r in load.records]
                 self._early_runs = (len(early), group_runs(early))
+                self._unlinkable_early(self._early_runs[1], read)
             for shared_index, load in sharing.results():
                 found[shared[shared_index]] = load
                 self._tick()
@@ -359,14 +367,14 @@ class _Streamer:
         early_count, early_runs = self._early_runs
         # as many records as the early grouping saw: the same records, in the same order
         grouped = early_runs if early_count == len(records) else group_runs(records)
-        self.runs, self.by_dump = link_runs(grouped, self.refs, visible)
+        self.runs, self.by_dump = self._linked(grouped, visible)
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
         self._note_llm_logs(records)
         # header-level artifacts are read for what they recorded: no session timelines
         self.timelines: Mapping[str | None, list[dict[str, Any]]] = (
             LazyTimelines(self.runs, self.refs, calls) if self.contexts else {}
         )
-        self._attach_debug_artifacts()
+        self._attach_debug_artifacts(grouped)
         # no model call: every run would be walked to link nothing
         self._attach_calls(call_evaluations(self.runs, calls) if calls else {})
 
@@ -464,22 +472,65 @@ class _Streamer:
             made = self._timeline_makers[session] = lambda: self._timeline(session)
         return made
 
-    def _attach_debug_artifacts(self) -> None:
+    def _unlinkable_early(self, runs: list[EvaluationRun], loads: list[FileLoad]) -> None:
+        """Settle the `runs` no dump can link to (`may_link`) as `link_runs` settles them in
+        a folder, and make their debug artifacts, by position, while helpers read dumps:
+        what `_linked` and `_attach_debug_artifacts` take when these are still the runs
+        (and, for the artifacts, no snapshot is any run's context). Nothing when a snapshot
+        already read may be one, or no folder is loaded (whether dumps were visible is not
+        known yet)."""
+        visible = any(not explicit for _, _, explicit in self.plan)
+        if not visible or snapshots_by_key(loads) or snapshots_by_evaluation(loads, runs):
+            return
+        positions = [p for p, run in enumerate(runs) if not may_link(run)]
+        settled, _ = link_runs([runs[p] for p in positions], [], dumps_loaded=True)
+        self._early_settled = dict(zip(positions, settled, strict=True))
+        self._early_debug = {
+            position: debug_artifact(run, self._timeline_of(run.session_id))
+            for position, run in self._early_settled.items()
+        }
+
+    def _linked(
+        self, grouped: list[EvaluationRun], visible: bool
+    ) -> tuple[list[EvaluationRun], dict[str, EvaluationRun]]:
+        """`link_runs(grouped, self.refs, visible)`, the runs settled early
+        (`_unlinkable_early`) taken as they are and only the others linked: a run no dump
+        can link to takes no part in linking, and the others keep their order."""
+        early = self._early_settled
+        if not early or not visible or grouped is not self._early_runs[1]:
+            return link_runs(grouped, self.refs, visible)
+        rest = [p for p in range(len(grouped)) if p not in early]
+        linked, by_dump = link_runs([grouped[p] for p in rest], self.refs, visible)
+        runs = [early.get(p) for p in range(len(grouped))]
+        for position, run in zip(rest, linked, strict=True):
+            runs[position] = run
+        return [run for run in runs if run is not None], by_dump
+
+    def _attach_debug_artifacts(self, grouped: list[EvaluationRun]) -> None:
         """One artifact per run that did not end in a dump, kept with the log it came from.
 
         Its context is the snapshot naming that evaluation, else the one snapshot naming its
         key when the logs hold one evaluation for it (module docstring); a snapshot linked
-        by evaluation is not yielded on its own.
+        by evaluation is not yielded on its own. `grouped`: the runs before linking (the
+        artifacts made early, `_unlinkable_early`, are taken when they are these and no
+        snapshot is a context).
         """
         per_file = {str(path): load for path, load in self.loads.items()}
         loads = list(self.loads.values())
-        exact = _snapshots_by_evaluation(loads, self.runs)
-        contexts = _snapshots_by_key(loads)
+        exact = snapshots_by_evaluation(loads, self.runs)
+        contexts = snapshots_by_key(loads)
+        early = self._early_debug
+        if exact or contexts or grouped is not self._early_runs[1]:
+            early = {}
         runs_per_key = Counter(run.key for run in self.runs)
         absorbed: set[int] = set()
-        for run in self.runs:
+        for position, run in enumerate(self.runs):
             owner = per_file.get(run.source)
             if run.dump_id is not None or owner is None:
+                continue
+            made = early.get(position)
+            if made is not None:
+                owner.artifacts.append(made)
                 continue
             match = exact.get((run.key, run.index))
             link: str | None = "evaluation" if match is not None else None
@@ -637,55 +688,3 @@ def neighbour_facts(
             if len(found) < _NEIGHBOUR_FACTS:
                 found.append(record.raw)
     return dir_facts, session_facts
-
-
-def _linkable_snapshots(loads: list[FileLoad]) -> Iterator[tuple[RunKey, Artifact]]:
-    """Snapshot artifacts that name their processor, session and context, with that key."""
-    for load in loads:
-        for artifact in load.artifacts:
-            if (
-                artifact.kind == "snapshot"
-                and artifact.session_id
-                and artifact.context_id
-                and artifact.processor
-            ):
-                yield (artifact.processor, artifact.session_id, artifact.context_id), artifact
-
-
-def _snapshots_by_key(loads: list[FileLoad]) -> dict[RunKey, Artifact]:
-    """Snapshots without a `timestamp` naming their key, when one is the only one for it."""
-    found: dict[RunKey, list[Artifact]] = {}
-    for key, artifact in _linkable_snapshots(loads):
-        if artifact.timestamp is None:
-            found.setdefault(key, []).append(artifact)
-    return {key: items[0] for key, items in found.items() if len(items) == 1}
-
-
-def _snapshots_by_evaluation(
-    loads: list[FileLoad], runs: list[EvaluationRun]
-) -> dict[tuple[RunKey, int], Artifact]:
-    """Snapshots with a `timestamp`, by the (key, index) of the evaluation they name.
-
-    A snapshot names the run of its key whose check time is nearest its `timestamp`,
-    within EVALUATION_TOLERANCE_SECONDS (two equally near: none). A run claimed by two
-    snapshots gets neither.
-    """
-    timed = [(k, a, a.timestamp) for k, a in _linkable_snapshots(loads) if a.timestamp is not None]
-    if not timed:
-        return {}  # nothing names an evaluation: the runs' times are not needed
-    times: dict[RunKey, list[tuple[float, int]]] = {}
-    for run in runs:
-        when = run.timestamp
-        if when is not None:
-            times.setdefault(run.key, []).append((when, run.index))
-    claims: dict[tuple[RunKey, int], list[Artifact]] = {}
-    for key, artifact, named in timed:
-        near = sorted(
-            (abs(when - named), index)
-            for when, index in times.get(key, [])
-            if abs(when - named) <= EVALUATION_TOLERANCE_SECONDS
-        )
-        if not near or (len(near) > 1 and near[0][0] == near[1][0]):
-            continue
-        claims.setdefault((key, near[0][1]), []).append(artifact)
-    return {claim: items[0] for claim, items in claims.items() if len(items) == 1}
