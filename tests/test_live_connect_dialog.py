@@ -76,3 +76,24 @@ async def test_dialog_explains_bad_input_and_escape_cancels() -> None:
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]
+
+
+async def test_a_gateways_session_titles_are_shown_as_they_are() -> None:
+    with FakeGateway() as gateway:
+        gateway.sessions_meta = [
+            {"session_id": "sess_a", "title": "a[/x] \x1b]0;PWNED\x07 [bold]b", "mode": "agent"},
+        ]
+        app = Host(ConnectDialog(source=gateway.url()))
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+l")
+            options = app.dialog.query_one("#connect-sessions", OptionList)
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if options.option_count:
+                    break
+            assert options.option_count == 1
+            await pilot.pause()
+            shot = app.export_screenshot()
+            assert "\x1b" not in shot and "\x07" not in shot  # nothing reaches the terminal
+            prompt = str(options.get_option_at_index(0).prompt)
+            assert "a[/x] \\x1b]0;PWNED\\x07 [bold]b" in prompt

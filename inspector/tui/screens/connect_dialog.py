@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from inspector.core.redact import shown_name
 from inspector.sources.connect import (
     DEFAULT_GATEWAY,
     ConnectRequest,
@@ -151,7 +152,7 @@ class ConnectDialog(ModalScreen[ConnectRequest | None]):
         for meta in sessions:
             session_id = str(meta.get("session_id", ""))
             label = f"{session_id}  {meta.get('title') or ''}  {meta.get('mode') or ''}".rstrip()
-            options.add_option(Option(Text(label), id=session_id))  # never markup
+            options.add_option(Option(Text(shown_name(label)), id=session_id))  # as it is
         options.set_class(bool(sessions), "-shown")
         self._say(f"{len(sessions)} sessions" if sessions else "the gateway knows no sessions yet")
         if sessions:
