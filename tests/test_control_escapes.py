@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from inspector.cli import main
 from inspector.core.live_events import parse_frame
 from inspector.core.tokens import TokenCounter
 from inspector.llm import EndpointConfig, RerunHooks, RerunOptions, rerun_compaction
@@ -36,6 +37,7 @@ from tests.test_tui_app import loaded, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = next(ROOT.glob("sample_dumps/**/1796159289784_CurrentRound*.json"))
+LOG = SAMPLE.parents[1] / "context_debug" / "CurrentRoundCompressor.jsonl"
 RETITLE = "\x1b]0;PWNED\x07"
 RED = "\x1b[31m"
 
@@ -50,9 +52,8 @@ def counters() -> dict[str, TokenCounter]:
     return {mode: TokenCounter(mode) for mode in ("tiktoken_cl100k", "len_div_4", "string_length")}
 
 
-async def test_no_screen_writes_an_escape_from_the_dump(
-    tmp_path: Path, counters: dict[str, TokenCounter]
-) -> None:
+def _hostile_folder(tmp_path: Path) -> Path:
+    """A dump and its session's debug log, their ids and words full of escapes."""
     dump = json.loads(SAMPLE.read_text())
     dump["session_id"] = f"s{RETITLE}x"
     dump["context_id"] = f"c{RED}x"
@@ -60,27 +61,56 @@ async def test_no_screen_writes_an_escape_from_the_dump(
         if isinstance(message.get("content"), str):
             message["content"] = f"{RETITLE} {RED}red\x1b[0m {message['content']}"
     (tmp_path / SAMPLE.name).write_text(json.dumps(dump))
-    app = create_app([str(tmp_path)], counters=counters)
+    records = [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
+    for record in records:  # the debug log's words, shown in rows, verdicts and timelines
+        for key in ("reason", "error_type", "error_message"):
+            if isinstance(record.get(key), str):
+                record[key] = f"{record[key]}{RED}{RETITLE}"
+    (tmp_path / LOG.name).write_text("".join(json.dumps(record) + "\n" for record in records))
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["why", "stats", "compare"])
+def test_no_cli_report_writes_an_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    assert main([command, str(_hostile_folder(tmp_path))]) == 0
+    out, err = capsys.readouterr()
+    assert out and _controls(out + err) == 0, out
+    if command == "why":
+        assert "\\x1b[31m" in out  # the log's words are there, escaped
+
+
+async def test_no_screen_writes_an_escape_from_the_dump(
+    tmp_path: Path, counters: dict[str, TokenCounter]
+) -> None:
+    app = create_app([str(_hostile_folder(tmp_path))], counters=counters)
     async with app.run_test(size=(140, 45)) as pilot:
         browser = await loaded(app, pilot)
         assert _controls(app.export_screenshot()) == 0
-        browser.query_one("#table").move_cursor(row=0)
-        await pilot.press("enter")
-        await settle(app, pilot)
-        context = app.screen
-        assert isinstance(context, ContextScreen)
-        shot = app.export_screenshot()
-        assert _controls(shot) == 0
-        assert "\\x1b]0;PWNED\\x07" in shot  # the title and the list show it escaped
-        for key in ("w", "t", "d", "a", "a"):
-            await pilot.press(key)
+        kinds = {row.artifact.kind: i for i, row in enumerate(browser.shown) if row.artifact}
+        assert "dump" in kinds and len(kinds) > 1  # a dump, and the log's evaluations
+        for kind, row in kinds.items():
+            browser.query_one("#table").move_cursor(row=row)
+            await pilot.press("enter")
             await settle(app, pilot)
-            assert _controls(app.export_screenshot()) == 0, key
-        for key in ("s", "C"):
-            await pilot.press(key)
-            await settle(app, pilot)
-            assert app.screen is not context
-            assert _controls(app.export_screenshot()) == 0, key
+            context = app.screen
+            assert isinstance(context, ContextScreen)
+            shot = app.export_screenshot()
+            assert _controls(shot) == 0, kind
+            if kind == "dump":  # the title and the list show the dump's escapes escaped
+                assert "\\x1b]0;PWNED\\x07" in shot
+            for key in ("w", "t", "d", "a", "a"):
+                await pilot.press(key)
+                await settle(app, pilot)
+                assert _controls(app.export_screenshot()) == 0, (kind, key)
+            for key in ("s", "C") if context.snapshot is not None else ():
+                await pilot.press(key)
+                await settle(app, pilot)
+                assert app.screen is not context
+                assert _controls(app.export_screenshot()) == 0, (kind, key)
+                await pilot.press("escape")
+                await settle(app, pilot)
             await pilot.press("escape")
             await settle(app, pilot)
 

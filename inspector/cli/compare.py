@@ -14,7 +14,6 @@ import argparse
 import asyncio
 from typing import Any
 
-from rich.console import Console
 from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
@@ -51,6 +50,7 @@ from inspector.core.strategy.registry import resolve, strategy_keys
 from inspector.core.tokens import TokenCounter
 from inspector.render.compare_report import compare_report
 from inspector.render.hybrid_report import hybrid_report
+from inspector.render.plain import TerminalSafeConsole
 
 #: The compare command's own hybrid-only flags (kept from before the generated flags) -> field.
 HYBRID_FLAGS: dict[str, str] = {
@@ -253,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
     args.pins = pins_of(args)
     report = ReportRun(args)
     report.warn_inexact()
-    console = Console(highlight=False)
+    console = TerminalSafeConsole(highlight=False)
     overrides = dict(report.overrides)
     for artifact in report.artifacts():
         if artifact.snapshot is None:
@@ -283,7 +283,7 @@ def _compare_one(
     artifact: Artifact,
     overrides: dict[str, Any],
     report: ReportRun,
-    console: Console,
+    console: TerminalSafeConsole,
 ) -> None:
     snapshot = artifact.snapshot
     assert snapshot is not None

@@ -371,11 +371,10 @@ def _report(
         f"{counting['counter_evidence']}",
         file=sys.stderr,
     )
-    from rich.console import Console
-
+    from inspector.render.plain import TerminalSafeConsole
     from inspector.render.rerun_report import rerun_report
 
-    Console(highlight=False).print(
+    TerminalSafeConsole(highlight=False).print(
         rerun_report(
             _displayed(result),
             source=artifact.source,

@@ -99,9 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if report.json:
         print_json_line({"kind": "stats", "sources": report.sources, **stats})
     else:
-        from rich.console import Console
-
+        from inspector.render.plain import TerminalSafeConsole
         from inspector.render.stats_report import stats_report
 
-        Console().print(stats_report(stats, report.sources))
+        TerminalSafeConsole().print(stats_report(stats, report.sources))
     return report.exit_status

@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from rich import box
-from rich.console import Console
 from rich.text import Text
 
 from inspector.cli.common import UsageError, add_tuning_arguments, print_json_line
@@ -16,7 +15,7 @@ from inspector.core.strategy import registry
 from inspector.core.strategy.base import Strategy, SweepPoint, flip_indices
 from inspector.core.strategy.fields import FieldInfo, field_named
 from inspector.core.strategy.report import sweep_point_json
-from inspector.render.plain import PlainTable
+from inspector.render.plain import PlainTable, TerminalSafeConsole
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     values = _values(args, _integer_param(args.param))
     report = ReportRun(args)
     report.warn_inexact()
-    console = Console(highlight=False)
+    console = TerminalSafeConsole(highlight=False)
     for artifact in report.artifacts():
         selection = report.select(artifact)
         if selection is None or artifact.snapshot is None:

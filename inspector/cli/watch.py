@@ -519,9 +519,9 @@ async def _watch(args: argparse.Namespace) -> int:
         return await _list_sessions(args)
     console = None
     if not args.json:
-        from rich.console import Console
+        from inspector.render.plain import TerminalSafeConsole
 
-        console = Console(highlight=False, soft_wrap=True)
+        console = TerminalSafeConsole(highlight=False, soft_wrap=True)
     if args.home:
         _use_home(args.home)
     view = _View()

@@ -54,11 +54,10 @@ def _run(args: argparse.Namespace) -> int:
             evaluated, _, _ = with_pins(report, report.evaluate(artifact), pins, flips=False)
             print_json_line(why_json(artifact, evaluated.decision))
         return report.exit_status
-    from rich.console import Console
-
+    from inspector.render.plain import TerminalSafeConsole
     from inspector.render.why_report import why_report
 
-    console = Console(highlight=False)
+    console = TerminalSafeConsole(highlight=False)
     for artifact in report.artifacts():
         evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
         console.print(why_report(artifact, evaluated.decision, flips.flips, dropped=flips.dropped))

@@ -404,7 +404,8 @@ def mask_secrets(value: Any) -> Any:
     return _PLAIN.value(value)
 
 
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+#: Control characters a terminal acts on (newline and tab excepted), and lone surrogates.
+CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _CONTROL_NAME_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
@@ -416,7 +417,7 @@ def _escaped(match: re.Match[str]) -> str:
 def escape_controls(text: str) -> str:
     """Text safe for a terminal: control characters (except newline and tab) and lone
     surrogates written as visible escapes (`\\x1b`, `\\udcff`)."""
-    return _CONTROL_RE.sub(_escaped, text)
+    return CONTROL_RE.sub(_escaped, text)
 
 
 def shown_text(text: str) -> str:

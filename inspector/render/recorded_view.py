@@ -15,6 +15,7 @@ from rich.text import Text
 from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.checks import by_severity
 from inspector.core.findings import COMPACTION_KINDS
+from inspector.core.redact import shown_name, shown_text
 from inspector.core.strategy.base import Decision
 from inspector.render.plain import PlainTable
 from inspector.render.styles import DEFAULT_PALETTE, Palette
@@ -84,7 +85,7 @@ def _show(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, list):
         return f"{len(value)}"
-    return str(value)
+    return shown_name(str(value))
 
 
 _SPAN_KEYS = {
@@ -137,7 +138,7 @@ def compaction_findings_text(decision: Decision, styles: Palette = DEFAULT_PALET
         severity = finding.severity if finding.severity in ("problem", "warning") else "info"
         text.append(f"{severity} ", styles(f"severity.{severity}"))
         text.append(f"{finding.key}: ", "dim")
-        text.append(finding.sentence + "\n")
+        text.append(shown_text(finding.sentence) + "\n")
     text.rstrip()
     return text
 
@@ -154,8 +155,8 @@ def _timeline_entries(artifact: Artifact) -> Sequence[Any]:
 def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]:
     """A timeline entry: the evaluation line, its retries, then its outcome (▶ marks `current`)."""
     if not isinstance(entry, Mapping):
-        return [Text(str(entry))]
-    event = str(entry.get("kind") or entry.get("event") or entry.get("type") or "record")
+        return [Text(_show(entry))]
+    event = _show(entry.get("kind") or entry.get("event") or entry.get("type") or "record")
     head = Text()
     if current is not None and entry.get("index") == current:
         head.append("▶ ", styles("mark.now"))
@@ -164,7 +165,7 @@ def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]
     head.append(event, "bold")
     reason = entry.get("reason")
     if reason:
-        head.append(f" {reason}", styles("verdict.hit" if entry.get("hit") else "caution"))
+        head.append(f" {_show(reason)}", styles("verdict.hit" if entry.get("hit") else "caution"))
     for key, label in (
         ("total_tokens", "total"),
         ("threshold", "threshold"),
@@ -189,9 +190,9 @@ def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]
                 continue
             line = Text("   retry ", "dim")
             line.append(
-                f"{_show(retry.get('attempt'))} {retry.get('error_type', '')}", styles("bad")
+                f"{_show(retry.get('attempt'))} {_show(retry.get('error_type', ''))}", styles("bad")
             )
-            line.append(f" → {retry.get('reason', '')}")
+            line.append(f" → {_show(retry.get('reason', ''))}")
             for key in ("budget_ratio", "delay_seconds"):
                 if retry.get(key) is not None:
                     line.append(f" {key} {_show(retry[key])}", "dim")
@@ -200,7 +201,7 @@ def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]
     if outcome:
         line = Text("   outcome ", "dim")
         line.append(
-            str(outcome),
+            _show(outcome),
             styles("good")
             if outcome == "compressed"
             else styles("bad")
@@ -208,12 +209,12 @@ def _entry_lines(entry: Any, styles: Palette, current: Any = None) -> list[Text]
             else "",
         )
         if entry.get("dump"):
-            line.append(f"  dump {entry['dump']}", "dim")
+            line.append(f"  dump {_show(entry['dump'])}", "dim")
         lines.append(line)
     causes = entry.get("silent_causes")
     if isinstance(causes, list) and causes:
         lines.append(Text("   no record says why; openJiuwen ends silently on:", "dim"))
-        lines += [Text(f"     · {cause}", "dim") for cause in causes]
+        lines += [Text(f"     · {_show(cause)}", "dim") for cause in causes]
     return lines
 
 
@@ -249,7 +250,9 @@ def recorded_answer(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Te
     minimum = _number(lookup(recorded, "min_target_tokens", "threshold_check.min_target_tokens"))
     text = Text()
     text.append("recorded: ", "bold")
-    text.append(reason, styles("verdict.hit" if reason == "reached_threshold" else "verdict.miss"))
+    text.append(
+        _show(reason), styles("verdict.hit" if reason == "reached_threshold" else "verdict.miss")
+    )
     if reason == "below_threshold" and total is not None and threshold is not None:
         text.append(f"  total {total:,.0f} < threshold {threshold:,.0f}")
         if context_max:

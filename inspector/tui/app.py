@@ -19,6 +19,7 @@ from textual.theme import Theme
 
 from inspector.core.redact import mask_text
 from inspector.core.tokens import TokenCounter
+from inspector.render.plain import make_terminal_safe
 from inspector.tui.commands import binding_commands
 from inspector.tui.count_cancel import install_gates
 from inspector.tui.keys import APP_BINDINGS
@@ -47,6 +48,9 @@ class InspectorApp(App[int]):
         loader: Loader,
     ) -> None:
         super().__init__()
+        # every Rich renderable is drawn through this console: a control character in the
+        # text of one (a debug log's ESC ]0;...) is escaped there, never sent to the terminal
+        make_terminal_safe(self.console)
         self.sources = list(sources)
         self.overrides = overrides
         self.counters = counters

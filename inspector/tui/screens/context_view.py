@@ -10,6 +10,7 @@ from rich.text import Text
 
 from inspector.core.artifact import Artifact, recorded_value
 from inspector.core.outcome import classify_outcome
+from inspector.core.redact import shown_name, shown_text
 from inspector.core.strategy.base import Decision
 from inspector.render.styles import DEFAULT_PALETTE, Palette
 
@@ -22,7 +23,7 @@ def decision_verdict(
     text = Text()
     badge = "verdict.hit_badge" if decision.hit else "verdict.miss_badge"
     text.append(f" {decision.verdict} ", styles(badge))
-    text.append(f" {decision.reason}  ", "bold")
+    text.append(f" {shown_name(decision.reason)}  ", "bold")
     if decision.total_tokens is not None and decision.threshold is not None:
         relation = "≥" if decision.total_tokens >= decision.threshold else "<"
         text.append(f"total {decision.total_tokens:,} {relation} threshold {decision.threshold:,}")
@@ -34,10 +35,12 @@ def decision_verdict(
         text.append("  (nothing left between kept prefix and kept tail)", "italic")
     if recorded is not None and (recorded.hit, recorded.reason) != (decision.hit, decision.reason):
         text.append("  (recorded tuning: ", "dim")
-        text.append(recorded.reason, styles("verdict.hit" if recorded.hit else "verdict.miss"))
+        text.append(
+            shown_name(recorded.reason), styles("verdict.hit" if recorded.hit else "verdict.miss")
+        )
         text.append(")", "dim")
     if decision.summary:
-        text.append(f"\n{decision.summary}", "dim")
+        text.append(f"\n{shown_text(decision.summary)}", "dim")
     return text
 
 
@@ -59,7 +62,8 @@ def source_headline(artifact: Artifact, styles: Palette = DEFAULT_PALETTE) -> Te
         return None
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(" RECORDED ", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold reverse"))
-    text.append(f" {outcome.text}", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold"))
+    shown = shown_name(outcome.text)
+    text.append(f" {shown}", styles(_RECORDED_BADGES.get(outcome.kind, "muted"), "bold"))
     causes = [str(c) for c in artifact.recorded.get("silent_causes") or ()]
     if causes:
         text.append(f"  ({len(causes)} possible causes: Why tab)", "dim")
@@ -99,7 +103,7 @@ def verdict_word(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
     """The verdict styled `verdict.hit`, or the reason styled `verdict.miss`."""
     if decision.hit:
         return Text(decision.verdict.lower(), styles("verdict.hit"))
-    return Text(decision.reason, styles("verdict.miss"))
+    return Text(shown_name(decision.reason), styles("verdict.miss"))
 
 
 def regions_text(decision: Decision, styles: Palette = DEFAULT_PALETTE) -> Text:
