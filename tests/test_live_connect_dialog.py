@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
 from inspector.tui.screens.connect_dialog import ConnectDialog, ConnectRequest, build_request
@@ -23,6 +24,17 @@ class Host(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(self.dialog, self.results.append)
+
+
+async def listed(app: Host, pilot: Pilot[None]) -> OptionList:
+    """ctrl+l in the dialog, then its session list once the gateway has answered."""
+    await pilot.press("ctrl+l")
+    options = app.dialog.query_one("#connect-sessions", OptionList)
+    for _ in range(100):
+        await pilot.pause(0.02)
+        if options.option_count:
+            break
+    return options
 
 
 def test_build_request_validates() -> None:
@@ -50,12 +62,7 @@ async def test_dialog_lists_sessions_and_returns_the_pick() -> None:
         ]
         app = Host(ConnectDialog(source=gateway.url()))
         async with app.run_test() as pilot:
-            await pilot.press("ctrl+l")
-            options = app.dialog.query_one("#connect-sessions", OptionList)
-            for _ in range(100):
-                await pilot.pause(0.02)
-                if options.option_count:
-                    break
+            options = await listed(app, pilot)
             assert options.option_count == 2
             options.focus()
             options.highlighted = 1
@@ -85,12 +92,7 @@ async def test_a_gateways_session_titles_are_shown_as_they_are() -> None:
         ]
         app = Host(ConnectDialog(source=gateway.url()))
         async with app.run_test() as pilot:
-            await pilot.press("ctrl+l")
-            options = app.dialog.query_one("#connect-sessions", OptionList)
-            for _ in range(100):
-                await pilot.pause(0.02)
-                if options.option_count:
-                    break
+            options = await listed(app, pilot)
             assert options.option_count == 1
             await pilot.pause()
             shot = app.export_screenshot()
