@@ -1,6 +1,6 @@
 """Issue 16 (2): work a load does only when it is needed, checked against doing it always.
 
-* the debug records' release facts per folder and session (`loader.neighbour_facts`) are
+* the debug records' release facts per folder and session (`neighbours.neighbour_facts`) are
   sorted out when a context without facts of its own first asks, not on every load;
 * `call_evaluations` is not run when the load holds no model call (it links nothing then).
 """
@@ -18,6 +18,7 @@ from inspector.core.timeline import call_evaluations, group_runs
 from inspector.core.tokens import TOKEN_MODES, TokenCounter
 from inspector.sources import loader
 from inspector.sources.classify import load_one
+from inspector.sources.neighbours import NeighbourFacts
 from tests.conftest import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,13 +56,13 @@ def test_facts_sorted_on_need_equal_facts_sorted_always(
         s: list(loader.load_paths([s], counters=_counters(), contexts=contexts)) for s in sources
     }
     asked: list[int] = []
-    real = loader._Streamer.neighbour_facts
+    real = NeighbourFacts.facts
 
     def counted(self: Any) -> Any:
         asked.append(1)
         return real(self)
 
-    monkeypatch.setattr(loader._Streamer, "neighbour_facts", counted)
+    monkeypatch.setattr(NeighbourFacts, "facts", counted)
     lazy_again = {
         s: list(loader.load_paths([s], counters=_counters(), contexts=contexts)) for s in sources
     }
@@ -72,7 +73,7 @@ def test_facts_sorted_on_need_equal_facts_sorted_always(
 
     def eager(self: Any) -> None:
         prepare(self)
-        self.neighbour_facts()  # what every load did before
+        self.facts.facts()  # what every load did before
 
     monkeypatch.setattr(loader._Streamer, "_prepare", eager)
     for source in sources:

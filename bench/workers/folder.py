@@ -6,6 +6,7 @@ python bench/workers/folder.py headers FOLDER       # header keys of every dump 
 python bench/workers/folder.py entries FOLDER       # inspector.sources.entries: rows + 50 details
 python bench/workers/folder.py loader-first FOLDER  # first 50 results of load_paths
 python bench/workers/folder.py loader-all FOLDER    # every result of load_paths (the full load)
+python bench/workers/folder.py loader-demand FOLDER # the browser's on-demand load, then 50 opens
 python bench/workers/folder.py tui-fill FOLDER      # the TUI (headless) until every row is filled
 """
 
@@ -90,6 +91,35 @@ def first_artifacts(folder: str, count: int | None = 50) -> dict[str, int]:
     return {"rows": got}
 
 
+def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
+    """The browser's load: every result of `load_paths(on_demand=True)` with the token
+    cache, read in a thread beside this one (as the TUI's load worker reads: with another
+    thread running, no process pool), then `opens` dumps made whole one by one (what Enter
+    on a row costs; spread over the folder), their mean in ms."""
+    import threading
+
+    from inspector.core.artifact import Artifact
+    from inspector.sources.cache import TokenCache, cached_counters
+    from inspector.sources.loader import load_paths
+
+    cache = TokenCache()
+    counters = cached_counters(cache)
+    results: list[object] = []
+    reader = threading.Thread(
+        target=lambda: results.extend(load_paths([folder], counters=counters, on_demand=True))
+    )
+    reader.start()
+    reader.join()
+    loaded = time.perf_counter() - START
+    dumps = [r for r in results if isinstance(r, Artifact) and r.whole is not None]
+    chosen = dumps[:: max(1, len(dumps) // opens)][:opens]
+    started = time.perf_counter()
+    made = [item.whole() for item in chosen if item.whole is not None]
+    opened = (time.perf_counter() - started) / max(len(made), 1)
+    cache.close()
+    return {"rows": len(results), "loaded": loaded, "opens": len(made), "open_ms": opened * 1e3}
+
+
 def tui_fill(folder: str, limit: float = 900.0) -> dict[str, int]:
     """The app on `folder`, headless (`App.run_test`, 120x40), until the browser's load is
     done and every row is filled (the rows a person sees fill in, with the token cache)."""
@@ -127,6 +157,8 @@ def main(argv: list[str]) -> None:
         result = rows(folder, None)
     elif mode == "entries":
         result = entries(folder)
+    elif mode == "loader-demand":
+        result = on_demand(folder)
     elif mode == "tui-fill":
         result = tui_fill(folder)
     else:

@@ -13,7 +13,7 @@ Must not import anything outside the standard library and `inspector.core`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, KeysView, Mapping
+from collections.abc import Callable, Iterator, KeysView, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -266,6 +266,10 @@ class Artifact:
     recorded_token_mode: str | None = None
     #: Free-form extras a source wants to keep (raw records, timeline entries, ...).
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: For a header-level dump of an on-demand load (`extra["header_only"]`): gives what a
+    #: full load gives for it, the whole artifact or the error that stops its rebuild
+    #: (reads the file again). None for every other artifact, which is whole already.
+    whole: Callable[[], LoadResult] | None = field(default=None, compare=False, repr=False)
 
 
 def recorded_value(recorded: Mapping[str, Any], *names: str) -> Any:
@@ -300,3 +304,11 @@ class LoadError:
 
 
 LoadResult = Artifact | LoadError
+
+
+def made_whole(result: LoadResult) -> LoadResult:
+    """`result` itself, or for a header-level artifact of an on-demand load what its
+    `whole()` gives (its file read again: the whole artifact or a LoadError)."""
+    if isinstance(result, Artifact) and result.whole is not None:
+        return result.whole()
+    return result

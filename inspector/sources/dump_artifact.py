@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.artifact import Artifact, DumpRecorded, SpanCounts
+from inspector.core.artifact import Artifact, DumpRecorded, LoadResult, SpanCounts
 from inspector.core.engine import PricedContext
 from inspector.core.errors import ConfigError
 from inspector.core.messages import Message
@@ -356,6 +356,7 @@ def dump_header_artifact(
     run: EvaluationRun | None,
     timeline: list[dict[str, Any]] | None = None,
     messages_after: int | None = None,
+    whole: Callable[[], LoadResult] | None = None,
 ) -> Artifact:
     """The dump as an artifact from its recorded fields only: no context is rebuilt.
 
@@ -364,7 +365,7 @@ def dump_header_artifact(
     linked threshold_check) are the same; `snapshot` and `after` are None, the token mode
     is not inferred, and a dump whose messages could not be rebuilt is not refused (its
     message lists are never read). `messages_before` is None; `extra["header_only"]` is
-    True.
+    True. `whole`: how to make the whole one later (`Artifact.whole`), if it can be.
     """
     recorded = dump_recorded(
         dump, run, messages_after=messages_after, unrecoverable=(HEADER_ONLY_NOTE,)
@@ -386,4 +387,5 @@ def dump_header_artifact(
             "raw_keys": sorted(dump.raw.keys()),
             "header_only": True,
         },
+        whole=whole,
     )

@@ -48,6 +48,7 @@ dump is then read in full only when its turn comes, newest first.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import threading
@@ -60,7 +61,6 @@ from typing import Any
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.errors import InspectorError
 from inspector.core.timeline import (
-    DebugRecord,
     DumpRef,
     EvaluationRun,
     LazyTimelines,
@@ -81,8 +81,8 @@ from inspector.sources.classify import (
 )
 from inspector.sources.debuglog import debug_artifact
 from inspector.sources.dump import DUMP_NAME_RE, DumpFile, ToolLists, kept_message_ids
-from inspector.sources.dump_artifact import EvidenceOf, dump_artifact, dump_header_artifact
-from inspector.sources.evidence import dump_objects, evidence_for, release_evidence, run_objects
+from inspector.sources.dump_artifact import dump_artifact, dump_header_artifact
+from inspector.sources.evidence import dump_objects, run_objects
 from inspector.sources.files import (
     FOLDER_SUFFIXES,
     expand_source,
@@ -94,7 +94,8 @@ from inspector.sources.files import (
     walk_files,
 )
 from inspector.sources.jsonio import MAX_FILE_BYTES
-from inspector.sources.llm_request import LLM_REQUEST_FILE, model_call, with_evaluations
+from inspector.sources.llm_request import model_call, with_evaluations
+from inspector.sources.neighbours import NeighbourFacts
 from inspector.sources.peek import PEEK_BYTES, dump_header, kept_ids_from_file, peek
 from inspector.sources.pool import (
     POOL_MIN_FILES,
@@ -122,9 +123,6 @@ __all__ = [
     "scan_folder",
 ]
 
-#: Debug records kept per folder and per session as release facts for contexts without any.
-_NEIGHBOUR_FACTS = 16
-
 
 def scan_folder(folder: Path) -> list[Path]:
     """Candidate files under `folder`, recursively; hidden entries and symlinked folders skipped."""
@@ -139,6 +137,7 @@ def load_paths(
     max_file_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
     contexts: bool = True,
+    on_demand: bool = False,
 ) -> Iterator[LoadResult]:
     """Every artifact and load error found under `paths`, in input order (folders newest first).
 
@@ -153,6 +152,12 @@ def load_paths(
     cores (a forked process pool) when there are many files and no other thread runs.
     Files, order, linking, debug runs and read errors are as in a full load; only errors
     inside a dump's message lists (which a full load reports when rebuilding) go unseen.
+
+    `on_demand=True` (the browser's load) reads like a header-level load, with session
+    timelines, and makes each dump a header-level artifact whose `whole()` reads its file
+    again and gives the result a full load gives for it (the artifact, or the error that
+    stops its rebuild), with the same links, timeline and release facts. Every other
+    result is a full load's.
     """
     from inspector.sources.jiuwenswarm import swarm_results
 
@@ -177,7 +182,7 @@ def load_paths(
                 if key not in seen:
                     seen.add(key)
                     plan.append((group, file, explicit))
-    options = _Options(counters, skipped, max_file_bytes, progress, contexts)
+    options = _Options(counters, skipped, max_file_bytes, progress, contexts, on_demand)
     yield from _Streamer(plan, missing, groups, options).run()
 
 
@@ -223,6 +228,7 @@ class _Options:
     max_file_bytes: int
     progress: Callable[[int, int], None] | None
     contexts: bool
+    on_demand: bool
 
 
 class _Streamer:
@@ -237,6 +243,9 @@ class _Streamer:
     ) -> None:
         self.plan = plan
         self.contexts = options.contexts
+        #: Dumps made whole on demand (`_whole`); every file is then read header-level.
+        self.on_demand = options.on_demand and options.contexts
+        self.header_read = self.on_demand or not options.contexts
         self._after_counts: dict[str, int | None] = {}
         #: (records seen, their runs) grouped while helpers read (`_read_headers`); -1: none.
         self._early_runs: tuple[int, list[EvaluationRun]] = (-1, [])
@@ -288,21 +297,22 @@ class _Streamer:
         jobs = [(file, group, explicit, self.max_file_bytes) for group, file, explicit in self.plan]
         shared = [index for index, job in enumerate(jobs) if DUMP_NAME_RE.match(job[0].name)]
         helpers = min(os.cpu_count() or 1, 4) - 1
+        # forked from here only when no other thread runs (`ChunkSharing`)
+        method = "fork" if threading.active_count() == 1 else "forkserver"
         if not (
             helpers > 0
             and len(shared) >= POOL_MIN_FILES
-            and "fork" in multiprocessing.get_all_start_methods()
-            and threading.active_count() == 1
+            and method in multiprocessing.get_all_start_methods()
         ):
             shared = []
         found: list[FileLoad | None] = [None] * len(jobs)
-        with ChunkSharing([jobs[index] for index in shared], helpers) as sharing:
+        with ChunkSharing([jobs[index] for index in shared], helpers, method) as sharing:
             in_shared = set(shared)
             for index, job in enumerate(jobs):
                 if index not in in_shared:
                     found[index] = header_job(job)
                     self._tick()
-            if sharing.processes:
+            if sharing.helpers:
                 # while the helpers read dumps: the logs' runs (what `_prepare` would group
                 # when no dump file holds records), leaving the helpers more chunks
                 read = [load for load in found if load is not None]
@@ -345,9 +355,9 @@ class _Streamer:
 
     def _prepare(self) -> None:
         """Read logs and other files (every file in a header-level load), peek at dumps, link."""
-        if not self.contexts:
+        if self.header_read:
             self._read_headers()
-        for group, file, explicit in self.plan if self.contexts else ():
+        for group, file, explicit in () if self.header_read else self.plan:
             kind, head = peek(file)
             if kind == "dump" and not explicit:
                 self.heads[file] = dump_header(file, head, whole=len(head) < PEEK_BYTES)
@@ -358,9 +368,16 @@ class _Streamer:
                 )
                 self._tick()
         parsed = [d for load in self.loads.values() for d in load.dumps]
-        for dump in parsed if self.contexts else ():
+        for dump in () if self.header_read else parsed:
             self._kept_ids[dump.id] = kept_message_ids(dump)
-        self.refs = list(self.heads.values()) + [d.ref for d in parsed]
+        self.refs = (
+            self._on_demand_refs()
+            if self.on_demand
+            else [
+                *self.heads.values(),
+                *(d.ref for d in parsed),
+            ]
+        )
         records = [r for load in self.loads.values() for r in load.records]
         # a folder scan shows the dumps beside the logs; files given alone may lack theirs
         visible = bool(self.refs) or any(not explicit for _, _, explicit in self.plan)
@@ -369,7 +386,7 @@ class _Streamer:
         grouped = early_runs if early_count == len(records) else group_runs(records)
         self.runs, self.by_dump = self._linked(grouped, visible)
         calls = [model_call(a) for load in self.loads.values() for a in load.calls]
-        self._note_llm_logs(records)
+        self.facts = NeighbourFacts(self.loads, records)
         # header-level artifacts are read for what they recorded: no session timelines
         self.timelines: Mapping[str | None, list[dict[str, Any]]] = (
             LazyTimelines(self.runs, self.refs, calls) if self.contexts else {}
@@ -391,68 +408,13 @@ class _Streamer:
             else:
                 yield from self._folder_results(members)
 
-    def _note_llm_logs(self, records: list[DebugRecord]) -> None:
-        """Where an `llm_request.jsonl` was seen (its folders and its records' sessions); the
-        records, whose release facts per folder and session are sorted out on first need."""
-        self.llm_dirs: set[str] = set()
-        self.llm_sessions: set[str] = set()
-        self._fact_records = records
-        self._facts: tuple[dict[str, list[Any]], dict[str, list[Any]]] | None = None
-        for path, load in self.loads.items():
-            if load.calls or path.name == LLM_REQUEST_FILE:
-                self.llm_dirs.add(str(path.parent))
-            for call in load.calls:
-                if call.session_id:
-                    self.llm_sessions.add(safe_name(call.session_id))
-
-    def neighbour_facts(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        """The release facts of the debug records, per folder and per session (made when a
-        context without facts of its own first asks: most loads never do)."""
-        if self._facts is None:
-            self._facts = neighbour_facts(self._fact_records)
-        return self._facts
-
-    def _near_llm_log(self, source: str, session: str | None) -> bool:
-        """True when an `llm_request.jsonl` lies in the artifact's folder or logs its session."""
-        if os.path.dirname(source) in self.llm_dirs:
-            return True
-        return bool(session) and safe_name(session or "") in self.llm_sessions
-
-    def _evidence(self, artifact: Artifact, objects: list[Any]) -> Artifact:
-        """The artifact with the release facts its reader saw, else those beside it."""
-        return evidence_for(
-            artifact,
-            objects,
-            self._neighbours(artifact.source, artifact.session_id),
-            self._near_llm_log(artifact.source, artifact.session_id),
-        )
-
-    def _evidence_of(self, source: str, session: str | None, objects: list[Any]) -> EvidenceOf:
-        """`_evidence` for a snapshot not made yet (`dump_artifact` sets it when made)."""
-        neighbours = self._neighbours(source, session)
-        llm_log = self._near_llm_log(source, session)
-        return lambda contexts: release_evidence(None, contexts, objects, neighbours, llm_log)
-
-    def _neighbours(self, source: str, session: str | None) -> Callable[[], list[Any]]:
-        """The release facts beside an artifact (its folder's, else its session's records)."""
-
-        def neighbours() -> list[Any]:
-            dir_facts, session_facts = self.neighbour_facts()
-            return (
-                dir_facts.get(os.path.dirname(source))
-                or (session_facts.get(safe_name(session)) if session else None)
-                or []
-            )
-
-        return neighbours
-
     def _attach_calls(self, evaluations: dict[str, list[EvaluationRun]]) -> None:
         """Each model call's artifact, with its evaluations and timeline, after the file's other
         artifacts; snapshots and message lists beside an `llm_request.jsonl` learn of it."""
         for load in self.loads.values():
             if load.artifacts:  # most loads (every dump's) hold none
                 load.artifacts = [
-                    self._evidence(a, []) if a.kind in ("snapshot", "messages") else a
+                    self.facts.evidence(a, []) if a.kind in ("snapshot", "messages") else a
                     for a in load.artifacts
                 ]
             for call in load.calls:
@@ -546,7 +508,7 @@ class _Streamer:
             owner.artifacts.append(
                 artifact
                 if artifact.snapshot is None
-                else self._evidence(artifact, run_objects(run))
+                else self.facts.evidence(artifact, run_objects(run))
             )
         if absorbed:
             for load in loads:
@@ -623,16 +585,52 @@ class _Streamer:
             if ref.timestamp is None or dump.timestamp is None or ref.timestamp >= dump.timestamp:
                 continue
             if ref.id not in self._kept_ids:
-                path = self._ref_paths.get(ref.id)
-                self._kept_ids[ref.id] = kept_ids_from_file(path) if path else frozenset()
+                self._kept_ids[ref.id] = self._kept_of(ref.id)
             ids |= self._kept_ids[ref.id]
         return frozenset(ids)
+
+    def _kept_of(self, ident: str) -> frozenset[str]:
+        """The message ids dump `ident` kept, found as a full load finds them: without
+        parsing a folder's dump file, from the parsed dump of any other file."""
+        path = self._ref_paths.get(ident)
+        if path is None:
+            return frozenset()
+        if not self.on_demand or (not self._explicit[path] and peek(path)[0] == "dump"):
+            return kept_ids_from_file(path)
+        load = load_one(path, 0, self._explicit[path], self.max_file_bytes)
+        found = [kept_message_ids(dump) for dump in load.dumps if dump.id == ident]
+        return found[0] if found else frozenset()
+
+    def _on_demand_refs(self) -> list[DumpRef]:
+        """Every dump's ref, in a full load's order: first those of the files it would only
+        peek at (a folder's files holding one dump), then the others'; and each dump's file."""
+        self._explicit = {file: explicit for _, file, explicit in self.plan}
+        peeked: list[DumpRef] = []
+        others: list[DumpRef] = []
+        for path, load in self.loads.items():
+            alone = not self._explicit[path] and len(load.dumps) == 1 and not load.records
+            for dump in load.dumps:
+                (peeked if alone else others).append(dump.ref)
+                self._ref_paths[dump.ref.id] = path
+        return peeked + others
+
+    def _whole(self, path: Path, ident: str) -> LoadResult:
+        """`on_demand`: the full load's result for dump `ident` of `path`, its file read again
+        (an error when it no longer holds that dump)."""
+        with gc_paused():
+            load = load_one(path, 0, self._explicit[path], self.max_file_bytes)
+            for dump in load.dumps:
+                if dump.id == ident:
+                    return self._full_result(dump, path, self.by_dump.get(ident))
+        if load.errors:
+            return load.errors[0]
+        return LoadError(str(path), f"no longer holds the dump {ident} (changed since it was read)")
 
     def _dump_result(self, dump: DumpFile, path: Path) -> LoadResult:
         """The dump's artifact, linked to its run, or the error that stops its rebuild (a
         header-level one made without a pause: a few objects, each pause's end would cost
         a young collection)."""
-        if not self.contexts:
+        if self.header_read:
             return self._made_result(dump, path)
         with gc_paused():
             return self._made_result(dump, path)
@@ -640,11 +638,16 @@ class _Streamer:
     def _made_result(self, dump: DumpFile, path: Path) -> LoadResult:
         ident = dump.id  # a property that splits the path
         run = self.by_dump.get(ident)
-        if not self.contexts:
+        if self.header_read:
             # a header-level load has no session timelines (`_prepare`)
-            return dump_header_artifact(dump, run, None, self._after_counts.get(ident))
+            whole = functools.partial(self._whole, path, ident) if self.on_demand else None
+            return dump_header_artifact(dump, run, None, self._after_counts.get(ident), whole)
+        return self._full_result(dump, path, run)
+
+    def _full_result(self, dump: DumpFile, path: Path, run: EvaluationRun | None) -> LoadResult:
+        """The dump's artifact in a full load, or the error that stops its rebuild."""
         try:
-            evidence = self._evidence_of(
+            evidence = self.facts.evidence_of(
                 dump.source,
                 dump.session_id or dump.name_session,
                 [*dump_objects(dump.raw), *run_objects(run)],
@@ -668,23 +671,3 @@ class _Streamer:
             return LoadError(str(path), "JSON nested too deeply")
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as error:
             return LoadError(str(path), f"{UNEXPECTED} ({type(error).__name__}: {error})")
-
-
-def neighbour_facts(
-    records: Iterable[DebugRecord],
-) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-    """The raw span_built / compression_retry records (at most `_NEIGHBOUR_FACTS` each) per
-    folder and per session (its safe name): release facts for contexts without any."""
-    dir_facts: dict[str, list[Any]] = {}
-    session_facts: dict[str, list[Any]] = {}
-    for record in records:
-        if record.event not in ("span_built", "compression_retry"):
-            continue
-        for bucket, key in (
-            (dir_facts, os.path.dirname(record.source)),
-            (session_facts, safe_name(record.key[1] or "")),
-        ):
-            found = bucket.setdefault(key, [])
-            if len(found) < _NEIGHBOUR_FACTS:
-                found.append(record.raw)
-    return dir_facts, session_facts

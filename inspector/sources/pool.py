@@ -78,6 +78,29 @@ def thaw_heap() -> None:
     gc.unfreeze()
 
 
+def _take(lock: Any, counter: Any, chunk: int) -> int:
+    """The first job of the next chunk (all processes count on one shared value)."""
+    with lock:
+        start = int(counter.value)
+        counter.value = start + chunk
+    return start
+
+
+def _helper(
+    jobs: list[tuple[Path, int, bool, int]], chunk: int, lock: Any, counter: Any, queue: Any
+) -> None:
+    """In a helper process: read chunks until none are left, then say so (None)."""
+    try:
+        gc.disable()  # a helper lives only for its chunks (see `gc_paused`)
+        while (start := _take(lock, counter, chunk)) < len(jobs):
+            part = jobs[start : start + chunk]
+            queue.put((start, [packed(header_job(job)) for job in part]))
+    finally:
+        queue.put(None)
+        queue.close()
+        queue.join_thread()
+
+
 def header_job(job: tuple[Path, int, bool, int]) -> FileLoad:
     """Worker: one file read for a header-level load (dumps stripped of their messages)."""
     path, group, explicit, max_file_bytes = job
@@ -113,67 +136,78 @@ def unpacked(values: tuple[Any, ...], job: tuple[Path, int, bool, int]) -> FileL
 
 
 class ChunkSharing:
-    """Header jobs shared in chunks between this process and forked helper processes.
+    """Header jobs shared in chunks between this process and helper processes.
 
-    Helpers start on entry (forked: they inherit the jobs, nothing is pickled but their
-    results, `packed`) and take chunks from a shared counter; `results()` then takes chunks
-    in this process too and yields every load with its job's index, its own and the
-    helpers'. Best-effort: a helper that cannot start or dies is ignored, and the caller
-    reads what is missing itself.
+    Helpers start on entry and take chunks from a shared counter; `results()` then takes
+    chunks in this process too and yields every load with its job's index, its own and the
+    helpers'. A helper is forked from this process (it inherits the jobs, nothing is
+    pickled but its results, `packed`) when no other thread runs here; else (the browser's
+    load, beside the UI thread: forking a threaded process may copy a lock another thread
+    holds) from a fresh single-threaded server process (`forkserver`, started once per
+    process, the loading modules imported there), which is sent the jobs. Best-effort: a
+    helper that cannot start or dies is ignored, and the caller reads what is missing itself.
     """
 
-    def __init__(self, jobs: list[tuple[Path, int, bool, int]], helpers: int) -> None:
+    def __init__(
+        self, jobs: list[tuple[Path, int, bool, int]], helpers: int, method: str = "fork"
+    ) -> None:
         self.jobs = jobs
         self.helpers = helpers if jobs else 0
+        self.method = method
         self.chunk = max(1, len(jobs) // 64)
         self.processes: list[Any] = []
         #: Helpers that said they are done (a None in the queue).
         self.finished = 0
+        #: Starts the fork server's helpers while this process reads (None: forked here).
+        self._starter: threading.Thread | None = None
 
     def __enter__(self) -> ChunkSharing:
         if not self.helpers:
             return self
-        context = multiprocessing.get_context("fork")
+        context = multiprocessing.get_context(self.method)
+        if self.method == "forkserver":
+            context.set_forkserver_preload([__name__])
         try:
             self.lock = context.Lock()
             self.next = context.RawValue("q", 0)
             self.queue = context.Queue()
-            for _ in range(self.helpers):
-                process = context.Process(target=self._helper, daemon=True)
-                process.start()
-                self.processes.append(process)
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):
             self.helpers = 0
+            return self
+        if self.method == "fork":
+            self._start(context)
+        else:  # the server's start (~0.25 s) overlaps this process's own reading
+            self._starter = threading.Thread(target=self._start, args=(context,), daemon=True)
+            self._starter.start()
         return self
 
-    def _take(self) -> int:
-        with self.lock:
-            start = int(self.next.value)
-            self.next.value = start + self.chunk
-        return start
-
-    def _helper(self) -> None:
-        """In a helper process: read chunks until none are left, then say so (None)."""
+    def _start(self, context: Any) -> None:
+        """Start the helpers (those that start: one that cannot is left out)."""
+        shared = (self.jobs, self.chunk, self.lock, self.next, self.queue)
         try:
-            gc.disable()  # a helper lives only for its chunks (see `gc_paused`)
-            while (start := self._take()) < len(self.jobs):
-                chunk = self.jobs[start : start + self.chunk]
-                self.queue.put((start, [packed(header_job(job)) for job in chunk]))
-        finally:
-            self.queue.put(None)
-            self.queue.close()
-            self.queue.join_thread()
+            for _ in range(self.helpers):
+                process = context.Process(target=_helper, args=shared, daemon=True)
+                process.start()
+                self.processes.append(process)
+        except (OSError, RuntimeError, ValueError):
+            if self._starter is None and not self.processes:
+                self.helpers = 0
+
+    def _take(self) -> int:
+        return _take(self.lock, self.next, self.chunk)
 
     def results(self) -> Iterator[tuple[int, FileLoad]]:
         """(job index, load): chunks taken here until none are left, and between them what
         the helpers have sent so far (unpacked while they still read, not all at the end,
         when they wait for nothing), then the rest of what they read."""
-        if not self.processes:
+        if not self.helpers:
             return
         while (start := self._take()) < len(self.jobs):
             for index in range(start, min(start + self.chunk, len(self.jobs))):
                 yield index, header_job(self.jobs[index])
             yield from self._queued()
+        if self._starter is not None:
+            self._starter.join()  # every helper that took a chunk is then in `processes`
         while self.finished < len(self.processes):
             try:
                 batch = self.queue.get(timeout=0.2)
@@ -202,6 +236,8 @@ class ChunkSharing:
             yield index, unpacked(values, self.jobs[index])
 
     def __exit__(self, *exc_info: object) -> None:
+        if self._starter is not None:
+            self._starter.join()
         for process in self.processes:
             process.join(timeout=1.0)
             if process.is_alive():

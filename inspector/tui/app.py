@@ -197,5 +197,6 @@ def create_app(
     if loader is None:
         from inspector.sources.loader import load_paths
 
-        loader = functools.partial(load_paths, counters=counters)
+        # rows from each file's recorded fields; a dump's context is rebuilt when opened
+        loader = functools.partial(load_paths, counters=counters, on_demand=True)
     return InspectorApp(sources, dict(overrides or {}), counters, loader)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from inspector.core.artifact import Artifact, LoadError, LoadResult, recorded_value
+from inspector.core.artifact import Artifact, LoadError, LoadResult, made_whole, recorded_value
 from inspector.core.errors import InspectorError
 from inspector.core.outcome import OUTCOMES, classify_outcome
 from inspector.core.redact import escape_controls, shown_name
@@ -35,6 +35,7 @@ __all__ = [
     "crash_error",
     "error_row",
     "pending_row",
+    "whole_row",
 ]
 
 
@@ -169,6 +170,22 @@ def artifact_row(
     return row
 
 
+def whole_row(row: BrowserRow) -> BrowserRow:
+    """`row` with its artifact whole: itself when it is already, else a copy holding what
+    the header-level artifact's `whole()` gives (its file read again), its cells kept (both
+    have the same recorded fields); an error row of the same key when that is a LoadError."""
+    artifact = row.artifact
+    if artifact is None or artifact.whole is None:
+        return row
+    try:
+        made = artifact.whole()
+    except Exception as error:  # noqa: BLE001 - a bug in one rebuild: one error row
+        made = crash_error(artifact.source, error)
+    if isinstance(made, LoadError):
+        return error_row(row.key, made)
+    return replace(row, artifact=made)
+
+
 def _selection(snapshot: ContextSnapshot, overrides: Mapping[str, Any]) -> Selection:
     """The strategy and settings the row is shown with: the user's overrides on the recorded
     ones, or the recorded ones alone when the overrides do not fit this context."""
@@ -262,7 +279,8 @@ def primed_follower(
         return None
 
     def load_group(paths: list[Path], explicit: bool) -> list[LoadResult]:
-        return list(loader([str(path) for path in paths]))
+        # whole: an open context view compares a new state's messages with its own
+        return [made_whole(item) for item in loader([str(path) for path in paths])]
 
     follower = FileFollower(
         list(sources),

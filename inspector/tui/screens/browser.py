@@ -51,6 +51,7 @@ from inspector.tui.rows import (
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.browser_filters import BrowserFilters
 from inspector.tui.screens.browser_loading import BrowserLoading, LoadCancelled, ReadTracker
+from inspector.tui.screens.browser_open import BrowserOpening
 from inspector.tui.screens.browser_table import (
     BROWSER_BINDINGS,
     COLUMNS,
@@ -78,7 +79,9 @@ FOLLOW_SETTLE = 2.0
 LIVE_KEYS_START = 1 << 40
 
 
-class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScreen[None]):
+class BrowserScreen(
+    BrowserLoading, BrowserFilters, BrowserOpening, BrowserTuning, InspectorScreen[None]
+):
     """The table of dumps, debug sessions and contexts, with filters and error rows."""
 
     BINDINGS = BROWSER_BINDINGS
@@ -627,26 +630,6 @@ class BrowserScreen(BrowserLoading, BrowserFilters, BrowserTuning, InspectorScre
         if 0 <= table.cursor_row < len(self.shown):
             return self.shown[table.cursor_row]
         return None
-
-    def action_open_row(self) -> None:
-        """Open the selected artifact in the context view (an error row shows its reason)."""
-        row = self.selected_row()
-        if row is None:
-            return
-        if row.outcome_kind == "pending":
-            self.notify(f"{row.title} is still being read", title="loading")
-            return
-        if row.error is not None:
-            where = f" at {row.error.where}" if row.error.where else ""
-            self.notify(
-                f"{row.error.source}{where}: {row.error.error}",
-                title="unreadable",
-                severity="error",
-            )
-            return
-        from inspector.tui.screens.context import ContextScreen
-
-        self.app.push_screen(ContextScreen(row, self.counters, self.overrides))
 
     def action_reload(self) -> None:
         """Read the sources again."""

@@ -18,7 +18,7 @@ from textual.worker import get_current_worker
 from inspector.core.errors import InspectorError
 from inspector.core.strategy.selection import select
 from inspector.core.tokens import TokenCounter
-from inspector.tui.rows import BrowserRow, artifact_row
+from inspector.tui.rows import BrowserRow, artifact_row, whole_row
 
 
 class BrowserTuning:
@@ -80,6 +80,10 @@ class BrowserTuning:
             if worker.is_cancelled:
                 return
             if row.artifact is None:
+                continue
+            row = whole_row(row)  # a header-level dump's context rebuilt: it is evaluated
+            if row.error is not None:
+                done[row.key] = row
                 continue
             try:
                 done[row.key] = tuned_row(row, overrides, self.counters)

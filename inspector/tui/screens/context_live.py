@@ -70,7 +70,7 @@ def context_identity(artifact: Artifact) -> ContextKey | None:
     (a bare snapshot or message list): its own (source, id), so a rewritten file is a newer
     state of itself. None when there is no context to show (a debug record alone).
     """
-    if artifact.snapshot is None:
+    if artifact.snapshot is None and artifact.whole is None:  # a header-level dump has one
         return None
     live = artifact.extra.get("live")
     if isinstance(live, Mapping):
@@ -100,7 +100,8 @@ def is_newer_state(current: Artifact, candidate: Artifact) -> bool:
     if key is None or context_identity(candidate) != key:
         return False
     if (candidate.source, candidate.id) == (current.source, current.id):
-        assert current.snapshot is not None and candidate.snapshot is not None
+        if current.snapshot is None or candidate.snapshot is None:
+            return False  # the same dump, not read again since
         return candidate.snapshot.messages != current.snapshot.messages or dict(
             candidate.recorded
         ) != dict(current.recorded)
