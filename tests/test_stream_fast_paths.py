@@ -94,7 +94,8 @@ def test_the_records_of_real_logs_are_plainly_valid() -> None:
 
 _pieces = st.sampled_from(
     ["token", "tokens", "Bearer ", "key", '"', "\\", ":", "=", " ", "\n", "cookie", "sk-",
-     "sk-abcdefghijklmnopqrstuvwxyz", "password", "PWD", "\u0130", "1", "23", "://u:p@h"]
+     "sk-abcdefghijklmnopqrstuvwxyz", "password", "PWD", "\u0130", "1", "23", "://u:p@h",
+     "api_", "X-Api-", "_", "secret"]
 )  # fmt: skip
 _texts = st.lists(st.one_of(_pieces, st.text(max_size=4)), max_size=8).map("".join)
 _values = st.recursive(
@@ -113,6 +114,15 @@ def test_a_text_judged_safe_is_one_masking_leaves_alone(value: Any) -> None:
     masked = json.dumps(Masker().value(value), ensure_ascii=False)
     if masked != text:
         assert _json_may_change(text)
+
+
+def test_a_word_closing_a_string_triggers_only_for_a_secret_field_name() -> None:
+    # every check of a `why --json` line has a "key": no walk for it
+    assert not _json_may_change(json.dumps({"checks": [{"key": "trigger", "ok": True}]}))
+    assert not _json_may_change(json.dumps({"note": "the cache key"}))
+    for value in ({"api_key": "v"}, {"X-Api-Key": "v"}, {"auth_token": "v"}, {'a"key': "v"}):
+        assert _json_may_change(json.dumps(value, ensure_ascii=False)), value
+        assert Masker().value(value) != value or '"' in next(iter(value))
 
 
 @settings(max_examples=60, deadline=None)
@@ -143,9 +153,9 @@ def test_paths_found_in_slash_runs_are_those_of_a_whole_scan(
                 found.append(path)
         return found
 
+    assert summary_loss._paths(text) == whole(text)  # as chosen: none, runs or whole
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(summary_loss, "_LONG_TEXT", 0)
-        patch.setattr(summary_loss, "_SLASH_SPACING", 0)
+        patch.setattr(summary_loss, "_SLASH_SPACING", 0)  # always the runs
         assert summary_loss._paths(text) == whole(text)
         padded = "x" * 300 + text + " y" * 200  # the window looking back doubles
         assert summary_loss._paths(padded) == whole(padded)
@@ -167,9 +177,8 @@ def test_identifier_and_error_pre_checks_skip_only_texts_without_matches(text: s
         assert not summary_loss._ERROR_LINE_RE.search(text)
 
 
-def test_a_long_text_is_scanned_for_paths_as_a_whole() -> None:
+def test_a_long_text_is_scanned_for_paths_around_its_slashes() -> None:
     body = "plain words " * 10_000 + " see /work/src/x/parse.py and ./a/b.c, http://h/x/y.py"
-    assert len(body) > summary_loss._LONG_TEXT
     assert summary_loss._paths(body) == ["/work/src/x/parse.py", "./a/b.c"]
 
 

@@ -186,9 +186,12 @@ _LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _DATA_MASKER = Masker()
 
 
-def print_json_line(obj: Any, stream: Any = None) -> None:
+def print_json_line(obj: Any, stream: Any = None, *, flush: bool = True) -> None:
     """One compact JSON object per line (non-ASCII kept), always valid UTF-8, secrets masked
     (with the stream's masker, so --no-mask applies; else every kind the masker knows).
+    `flush=False` leaves the line in the stream's buffer (a command printing many lines in
+    a row, e.g. `why --json` over a big log: a write call per line cost more than its
+    line's masking); the next flushed line, or the process's exit, writes it, in order.
 
     A lone surrogate (read from a `"\\ud800"` escape) cannot be encoded as UTF-8: it is
     written as the same JSON escape, so the line still reads back to the same string. The
@@ -204,12 +207,15 @@ def print_json_line(obj: Any, stream: Any = None) -> None:
         data = (text + "\n").encode("utf-8")
     binary = getattr(out, "buffer", None)
     if binary is not None:
-        out.flush()
+        # text written before goes first (a MaskedStream knows when there is none)
+        (out.flush if flush else getattr(out, "push_text", out.flush))()
         binary.write(data)
-        binary.flush()
+        if flush:
+            binary.flush()
     else:
         out.write(data.decode("utf-8"))
-        out.flush()
+        if flush:
+            out.flush()
 
 
 def require_sources(sources: Sequence[str]) -> list[str]:
@@ -250,6 +256,9 @@ class MaskedStream:
         #: What JSON values printed to this stream are masked with (`print_json_line`).
         self.masker = masker
         self._pending = ""
+        #: Whether text went to `inner` since it was last flushed (it may sit in the text
+        #: layer's own buffer, before bytes written to its `buffer` since).
+        self._text_unflushed = False
         self.buffer = _MaskedBinary(self, inner.buffer) if hasattr(inner, "buffer") else None
 
     def write(self, text: str) -> int:
@@ -258,6 +267,7 @@ class MaskedStream:
         if "\n" in self._pending:
             head, _, self._pending = self._pending.rpartition("\n")
             self._inner.write(self.masker.text(head + "\n"))
+            self._text_unflushed = True
         return len(text)
 
     def flush(self) -> None:
@@ -266,6 +276,14 @@ class MaskedStream:
             self._inner.write(self.masker.text(self._pending))
             self._pending = ""
         self._inner.flush()
+        self._text_unflushed = False
+
+    def push_text(self) -> None:
+        """`flush` when text is pending or unflushed, else nothing: bytes written to `buffer`
+        next come after every text written before, and the bytes already in the binary
+        layer's buffer stay there (no write call per JSON line)."""
+        if self._pending or self._text_unflushed:
+            self.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -280,7 +298,10 @@ class _MaskedBinary:
 
     def write(self, data: bytes) -> int:
         """Mask the bytes as UTF-8 text (undecodable bytes kept as they are)."""
-        self._owner.flush()
+        self._owner.push_text()
+        if not self._owner.masker.literals:  # nothing to mask: the bytes as they are
+            self._inner.write(data)
+            return len(data)
         text = bytes(data).decode("utf-8", "surrogateescape")
         masked = self._owner.masker.literal_text(text)
         self._inner.write(masked.encode("utf-8", "surrogateescape"))

@@ -82,11 +82,12 @@ def with_pins(
     `flips`: only those that hold, benefit check included, as the TUI offers them) and the
     pins in effect."""
     from inspector.core.flip_check import Offered
-    from inspector.core.pins import apply_pins, format_pins, recorded_pins
 
     artifact, selection = evaluated.artifact, evaluated.selection
     if selection is None or evaluated.prepared is None or artifact.snapshot is None:
-        return evaluated, Offered([], 0), frozenset()
+        return evaluated, Offered([], 0), frozenset()  # no context (a debug run alone)
+    from inspector.core.pins import apply_pins, format_pins, recorded_pins
+
     chosen = recorded_pins(artifact.snapshot) if pins is None else pins
     strategy, settings = selection.strategy, selection.settings
     if not chosen:

@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
     if report.json:
         for artifact in report.artifacts():
             evaluated, _, _ = with_pins(report, report.evaluate(artifact), pins, flips=False)
-            print_json_line(why_json(artifact, evaluated.decision))
+            print_json_line(why_json(artifact, evaluated.decision), flush=False)
         return report.exit_status
     from inspector.render.plain import TerminalSafeConsole
     from inspector.render.why_report import why_report

@@ -129,8 +129,11 @@ def _may_hold_secret(text: str) -> bool:
     return len(low) != len(text) or _low_may_hold(low)
 
 
-def _low_may_hold(low: str) -> bool:
-    """The substring tests of `_may_hold_secret` on lower-cased text of unchanged length."""
+def _low_may_hold(low: str, json_text: bool = False) -> bool:
+    """The substring tests of `_may_hold_secret` on lower-cased text of unchanged length;
+    `json_text`: `low` is JSON text (`_json_may_change`), where a word followed by a quote
+    ends a string and triggers only when that string may name a secret field
+    (`_may_name_secret`)."""
     for fragment in _LOW_FRAGMENTS:
         if fragment in low:
             return True
@@ -139,10 +142,28 @@ def _low_may_hold(low: str) -> bool:
         at = low.find(word)
         while at >= 0:
             after = at + len(word)
-            if after < end and (low[after] in _FOLLOWERS or low[after].isspace()):
-                return True
+            if after < end:
+                follower = low[after]
+                if follower in _FOLLOWERS or follower.isspace():
+                    if not json_text or follower != '"' or _may_name_secret(low, after):
+                        return True
             at = low.find(word, at + 1)
     return False
+
+
+def _may_name_secret(low: str, quote: int) -> bool:
+    """In JSON text, False only when the string closed by the quote at `quote` names no
+    secret field: a quote JSON writes unescaped ends a string (one inside a string is
+    written `\\"`, a backslash then), and a trigger word at the very end of a string starts
+    no mask of its text (each needs a character after the word), so only that string
+    taken as a field name (`secret_field`) can be masked for it. True when the string
+    holds a backslash or the quote before it is escaped (its text is not the name as
+    written)."""
+    start = low.rfind('"', 0, quote)
+    name = low[start + 1 : quote]
+    if start <= 0 or low[start - 1] == "\\" or "\\" in name:
+        return True
+    return _secret_field_memo(name) if len(name) <= _MEMO_MAX_CHARS else secret_field(name)
 
 
 def _json_may_change(text: str) -> bool:
@@ -154,10 +175,11 @@ def _json_may_change(text: str) -> bool:
     escapes (a quote, a backslash, a control character) is written starting with a
     backslash, itself a follower. A secret-named field (`secret_field`) ends, after
     stripping, in one of `_LOW_WORDS` or in `cookie`, and is followed in the text by its
-    closing quote or by whitespace (a follower either way), so it is caught too.
+    closing quote or by whitespace (a follower either way), so it is caught too; a word
+    closing any other string is let go (`_may_name_secret`: the `"key"` of every check).
     """
     low = text.lower()
-    return len(low) != len(text) or "cookie" in low or _low_may_hold(low)
+    return len(low) != len(text) or "cookie" in low or _low_may_hold(low, json_text=True)
 
 
 def apply_masks(text: str) -> str:

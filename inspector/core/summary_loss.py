@@ -65,12 +65,12 @@ def _candidates(message: Message) -> list[str]:
     return texts
 
 
-#: Texts at least this long are scanned for paths only around their slashes (`_slash_runs`).
-_LONG_TEXT = 64 * 1024
 #: The characters a `_PATH_RE` match is made of (each match lies in one run of them).
 _RUN_CHARS = r"[\w./~-]"
 _RUN_END_RE = re.compile(_RUN_CHARS + "*")
-#: At most one slash per this many characters for the run scan (denser: one whole scan).
+#: At most one slash per this many characters for the run scan (denser: one whole scan;
+#: the pattern's scan of a text of words costs about a backtrack per word, so a text of a
+#: few hundred characters already pays for the runs' search).
 _SLASH_SPACING = 256
 #: Words one of which every match of `_ERROR_LINE_RE` holds.
 _ERROR_WORDS = ("Error", "Exception", "Failure", "Traceback", "FAILED", "ERROR", "error")
@@ -99,11 +99,14 @@ def _slash_runs(text: str) -> list[tuple[int, int]]:
 
 
 def _paths(text: str) -> list[str]:
-    """Paths in `text`. A long text is scanned only in the runs that hold a slash (with one
-    character either side, all the pattern's look-arounds see), so the matches are those of
-    a scan of the whole text: every match is made of `_RUN_CHARS`, holds a slash, and can
-    start only where the character before it is not one of them (or after a `~`)."""
-    if len(text) < _LONG_TEXT or text.count("/") * _SLASH_SPACING > len(text):
+    """Paths in `text`. A text with no slash holds none; one with few slashes is scanned
+    only in the runs that hold one (with one character either side, all the pattern's
+    look-arounds see), so the matches are those of a scan of the whole text: every match is
+    made of `_RUN_CHARS`, holds a slash, and can start only where the character before it is
+    not one of them (or after a `~`)."""
+    if "/" not in text:
+        return []
+    if text.count("/") * _SLASH_SPACING > len(text):
         spans: list[tuple[int, int]] = [(0, len(text))]
     else:
         spans = [(max(a - 1, 0), min(b + 1, len(text))) for a, b in _slash_runs(text)]
