@@ -6,11 +6,12 @@ default loader), driven through the real app.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from bench.synth import write_folder
 from inspector.core.artifact import Artifact
@@ -139,9 +140,9 @@ async def test_a_big_dump_is_rebuilt_in_a_worker_then_opened(
     workers: list[str] = []
     real = browser_open.BrowserOpening.make_whole
 
-    def noted(self: Any, row: BrowserRow) -> Any:
+    def noted(self: Any, row: BrowserRow, tracker: Any) -> Any:
         workers.append(row.source)
-        return real(self, row)
+        return real(self, row, tracker)
 
     monkeypatch.setattr(browser_open.BrowserOpening, "make_whole", noted)
     app = create_app([str(folder)], counters=counters)
@@ -153,3 +154,49 @@ async def test_a_big_dump_is_rebuilt_in_a_worker_then_opened(
         assert workers == [row.source]
         assert isinstance(context, ContextScreen) and context.artifact.snapshot is not None
         assert context.artifact.source == row.source
+
+
+async def test_esc_stops_a_big_dumps_rebuild_and_enter_starts_it_again(
+    tmp_path: Path, counters: dict[str, TokenCounter], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(browser_open, "IN_WORKER_BYTES", 1)
+    folder = write_folder(tmp_path / "f", dumps=3, sessions=1, messages_per_dump=6, seed=31)
+    started, go_on = threading.Event(), threading.Event()
+    real = browser_open.whole_row
+
+    def held(row: BrowserRow) -> BrowserRow:  # the real rebuild, once the test says so
+        started.set()
+        go_on.wait(10)
+        return real(row)
+
+    monkeypatch.setattr(browser_open, "whole_row", held)
+    app = create_app([str(folder)], counters=counters)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        screen = await _browser(app, pilot)
+        row = next(r for r in screen.shown if r.artifact is not None and r.artifact.whole)
+        screen.query_one("#table", DataTable).move_cursor(row=screen.shown.index(row))
+        await pilot.press("enter")
+        assert started.wait(10)
+        await pilot.pause(0.3)
+        line = screen.query_one("#rebuild-line")
+        status = str(screen.query_one("#rebuild-status", Static).render())
+        assert line.display and "rebuilding" in status and "Esc: stop" in status, status
+        await pilot.press("enter")  # no second rebuild of the same row
+        await pilot.press("escape")
+        go_on.set()  # the rebuild goes on, sees the stop at its first count, and ends
+        await settle(app, pilot)
+        await pilot.pause(0.2)
+        assert app.screen is screen and not line.display
+        now = next(r for r in screen.shown if r.key == row.key)
+        assert now.artifact is not None and now.artifact.whole is not None, "still header-level"
+        said = [n.message for n in app._notifications]
+        assert any("still rebuilding" in m for m in said)
+        assert any("stopped rebuilding" in m for m in said)
+        monkeypatch.setattr(browser_open, "whole_row", real)
+        await _open(app, pilot, screen, now)
+        for _ in range(50):
+            if isinstance(app.screen, ContextScreen):
+                break
+            await pilot.pause(0.1)
+        context = app.screen
+        assert isinstance(context, ContextScreen) and context.artifact.snapshot is not None

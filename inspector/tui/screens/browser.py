@@ -185,6 +185,11 @@ class BrowserScreen(
         with Horizontal(id="load-line"):
             yield ProgressBar(total=None, show_eta=False, show_percentage=False, id="load-progress")
             yield Static("", id="load-status", markup=False)
+        with Horizontal(id="rebuild-line"):  # a big dump rebuilt for Enter (browser_open)
+            yield ProgressBar(
+                total=None, show_eta=False, show_percentage=False, id="rebuild-progress"
+            )
+            yield Static("", id="rebuild-status", markup=False)
         yield BrowserTable(id="table", cursor_type="row", zebra_stripes=True)
         yield LivePanel(id="live-panel")
         yield QuietFooter()

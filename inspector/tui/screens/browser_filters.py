@@ -176,11 +176,13 @@ class BrowserFilters:
         self.query_one("#filter", Input).focus()
 
     def action_clear_filter(self) -> None:
-        """Stop loading the big file in hand if there is one (`BrowserLoading`), else clear
-        the text filter and go back to the table."""
-        cancel_read = getattr(self, "cancel_read", None)
-        if cancel_read is not None and cancel_read():
-            return
+        """Stop rebuilding the big dump in hand (`BrowserOpening`) or loading the big file
+        in hand (`BrowserLoading`) if there is one, else clear the text filter and go back
+        to the table."""
+        for name in ("cancel_rebuild", "cancel_read"):
+            cancel = getattr(self, name, None)
+            if cancel is not None and cancel():
+                return
         box = self.query_one("#filter", Input)
         box.value = ""
         self.query_one("#table", DataTable).focus()

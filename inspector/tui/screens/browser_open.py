@@ -3,7 +3,10 @@
 The load is on demand (`sources.loader.load_paths(on_demand=True)`): a dump's row is made
 from its recorded fields, and its context is rebuilt from the file when the row is opened
 (`tui.rows.whole_row`). A small file is rebuilt at once; one of `IN_WORKER_BYTES` or more
-in a thread worker (group `whole`), with a notice, and opened when done. The row keeps the
+in a thread worker (group `whole`), one at a time, and opened when done: meanwhile the
+rebuild line shows the bytes read, then the count (`browser_loading.progress_text`), and
+Esc stops it (the reader at its next chunk, the count at its next message; the row stays
+as it was, and Enter starts again, from the counts already made). The row keeps the
 whole artifact (opened again, it is not read again); a file that no longer rebuilds
 becomes an error row and says why.
 
@@ -13,16 +16,54 @@ A mixin of BrowserScreen (which owns `rows`, `shown`, the table and the counters
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.message import Message as TextualMessage
+from textual.timer import Timer
+from textual.widgets import ProgressBar, Static
 
 from inspector.core.tokens import TokenCounter
+from inspector.tui.count_cancel import CountCancelled
 from inspector.tui.rows import BrowserRow, whole_row
+from inspector.tui.screens.browser_loading import (
+    LOOK_EVERY,
+    LoadCancelled,
+    ReadTracker,
+    progress_text,
+)
 
 #: A dump file this big is rebuilt in a worker (its read and rebuild take over ~0.1 s).
 IN_WORKER_BYTES = 4_000_000
+
+
+class Rebuilding(ReadTracker):
+    """The rebuild in hand: its row and size, the read and count progress, and Esc."""
+
+    def __init__(self, row: BrowserRow, size: int) -> None:
+        super().__init__()
+        self.row = row
+        self.bytes = size
+        self.stopped = False
+
+    def hook(self, path: Any, done: int, size: int) -> None:
+        """`READ_PROGRESS` of the rebuild's read (raises once Esc stopped it)."""
+        if self.stopped:
+            raise LoadCancelled(str(path))
+        super().hook(path, done, size)
+
+    def current_cancelled(self) -> bool:
+        """The count check: True once Esc stopped the rebuild."""
+        return self.stopped
+
+    def line(self, now: float) -> Any:
+        """What the rebuild line says now."""
+        shown = progress_text(self, now)
+        if shown is not None:
+            return shown[0]
+        seconds = now - self.started
+        return f"rebuilding {self.row.title} ({self.bytes / 1e6:,.1f} MB) …  {seconds:.1f} s  Esc: stop"
 
 
 def _size(path: str) -> int:
@@ -40,10 +81,14 @@ class BrowserOpening:
     overrides: dict[str, Any]
     counters: dict[str, TokenCounter]
 
-    class RowMadeWhole(TextualMessage):
-        """A row's dump rebuilt in the worker (`new` is whole, or an error row)."""
+    _rebuilding: Rebuilding | None = None
+    _rebuild_timer: Timer | None = None
 
-        def __init__(self, old: BrowserRow, new: BrowserRow) -> None:
+    class RowMadeWhole(TextualMessage):
+        """A row's dump rebuilt in the worker (`new` is whole, or an error row; None: Esc
+        stopped the rebuild)."""
+
+        def __init__(self, old: BrowserRow, new: BrowserRow | None) -> None:
             super().__init__()
             self.old = old
             self.new = new
@@ -64,6 +109,10 @@ class BrowserOpening:
 
         def cells_of(self, row: BrowserRow) -> Any: ...
 
+        def set_interval(self, interval: float, callback: Any = None, **kw: Any) -> Timer: ...
+
+        def tracking(self, tracker: ReadTracker) -> Any: ...
+
     def action_open_row(self) -> None:
         """Open the selected artifact in the context view (an error row shows its reason)."""
         row = self.selected_row()
@@ -76,21 +125,77 @@ class BrowserOpening:
         if artifact is not None and artifact.whole is not None:
             size = _size(artifact.source)
             if size >= IN_WORKER_BYTES:
-                self.notify(f"rebuilding {row.title} ({size / 1e6:,.1f} MB) …", timeout=3)
-                self.make_whole(row)
+                self._start_rebuild(row, size)
                 return
             row = self._swap_row(row, whole_row(row))
         self._open(row)
 
+    def _start_rebuild(self, row: BrowserRow, size: int) -> None:
+        """Rebuild a big dump in the worker, its progress on the rebuild line (one at a
+        time: Enter during a rebuild says which one runs)."""
+        if self._rebuilding is not None:
+            other = self._rebuilding.row
+            said = "still rebuilding" if other is row else f"rebuilding {other.title} first"
+            self.notify(f"{said} (Esc stops it)", timeout=3)
+            return
+        self._rebuilding = tracker = Rebuilding(row, size)
+        self.query_one("#rebuild-line").display = True
+        self.query_one("#rebuild-progress", ProgressBar).update(total=None)
+        self._look_at_rebuild()
+        self._rebuild_timer = self.set_interval(LOOK_EVERY, self._look_at_rebuild)
+        self.make_whole(row, tracker)
+
+    def _look_at_rebuild(self) -> None:
+        tracker = self._rebuilding
+        if tracker is None:
+            return
+        self.query_one("#rebuild-status", Static).update(tracker.line(time.monotonic()))
+        bar = self.query_one("#rebuild-progress", ProgressBar)
+        if tracker.size and tracker.done < tracker.size:
+            bar.update(total=tracker.size, progress=tracker.done)
+        else:
+            bar.update(total=None)
+
+    def cancel_rebuild(self) -> bool:
+        """Esc during a rebuild: stop it (True when one was running)."""
+        tracker = self._rebuilding
+        if tracker is None or tracker.stopped:
+            return False
+        tracker.stopped = True
+        self.query_one("#rebuild-status", Static).update(
+            f"stopping the rebuild of {tracker.row.title} …"
+        )
+        return True
+
     @work(thread=True, exclusive=True, group="whole", exit_on_error=False)
-    def make_whole(self, row: BrowserRow) -> None:
-        """Rebuild a big dump's context off the UI thread."""
-        self.post_message(self.RowMadeWhole(row, whole_row(row)))
+    def make_whole(self, row: BrowserRow, tracker: Rebuilding) -> None:
+        """Rebuild a big dump's context off the UI thread (Esc stops it)."""
+        with self.tracking(tracker):
+            try:
+                made: BrowserRow | None = whole_row(row)
+            except (LoadCancelled, CountCancelled):
+                made = None
+        store = self.counters["tiktoken_cl100k"].store
+        if store is not None and hasattr(store, "flush"):
+            store.flush()  # the counts made so far serve the next open
+        self.post_message(self.RowMadeWhole(row, made))
 
     def on_browser_opening_row_made_whole(self, message: RowMadeWhole) -> None:
-        """The big dump is rebuilt: keep it in its row and open it (if still on top)."""
+        """The big dump is rebuilt: keep it in its row and open it (if still on top); or
+        Esc stopped it: say so, the row as it was."""
+        if self._rebuild_timer is not None:
+            self._rebuild_timer.stop()
+            self._rebuild_timer = None
+        stopped = self._rebuilding is not None and self._rebuilding.stopped
+        self._rebuilding = None
+        self.query_one("#rebuild-line").display = False
+        if message.new is None:
+            self.notify(f"stopped rebuilding {message.old.title}; Enter starts again", timeout=4)
+            return
         row = self._swap_row(message.old, message.new)
-        if self.is_current:
+        if stopped:  # done before Esc reached it: kept, not opened
+            self.notify(f"{row.title} rebuilt, not opened (Esc); Enter opens it", timeout=4)
+        elif self.is_current:
             self._open(row)
 
     def _open(self, row: BrowserRow) -> None:
