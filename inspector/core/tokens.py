@@ -252,6 +252,25 @@ class PieceStore(Protocol):
         ...
 
 
+class FillStore(Protocol):
+    """Optional extension of a `PieceStore`: many counts made known at once.
+
+    `TokenCounter.pieces` hands a store that has `fill` the messages of a big context it
+    does not know yet (at least `FILL_MIN` of them): the store looks them up in batches and
+    counts the rest, on every core when that pays, and seeds the counter (`remember`).
+    """
+
+    def fill(self, counter: TokenCounter, messages: Sequence[Message]) -> None:
+        """Make the counter know the piece count of every one of `messages`."""
+        ...
+
+
+#: A context with this many messages a counter does not know is counted through its
+#: store's `fill` (`FillStore`) first: message by message, a first open of a
+#: 20,000-message dump counted on one core.
+FILL_MIN = 256
+
+
 class TextStore(Protocol):
     """Optional extension of a `PieceStore`: counts of whole texts (the tool list's pieces).
 
@@ -386,13 +405,19 @@ class TokenCounter:
         self._last_pieces = None  # a count it holds may be this one
 
     def pieces(self, messages: Sequence[Message]) -> list[int]:
-        """`[piece_tokens(m) for m in messages]`. A tuple is remembered until it is asked
-        for again (then forgotten, so no context is held long): a dump's rebuilt context
-        is counted to infer its token mode, then priced, the same tuple both times."""
+        """`[piece_tokens(m) for m in messages]`, a big context's unknown messages counted
+        through the store's `fill` first (`FillStore`). A tuple is remembered until it is
+        asked for again (then forgotten, so no context is held long): a dump's rebuilt
+        context is counted to infer its token mode, then priced, the same tuple both times."""
         last = self._last_pieces
         if last is not None and last[0] is messages:
             self._last_pieces = None
             return list(last[1])
+        fill = getattr(self.store, "fill", None) if len(messages) >= FILL_MIN else None
+        if fill is not None:
+            unknown = [m for m in messages if not self.knows(m)]
+            if len(unknown) >= FILL_MIN:
+                fill(self, unknown)
         found = [self.piece_tokens(m) for m in messages]
         if type(messages) is tuple:
             self._last_pieces = (messages, tuple(found))

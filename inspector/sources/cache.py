@@ -290,6 +290,11 @@ class TokenCache:
         self.put_many([(piece_key(counter, message), tokens)])
         self.add_samples(counter, [message])
 
+    def fill(self, counter: TokenCounter, messages: Sequence[Message]) -> None:
+        """`FillStore`: the stored counts of `messages` in batches, the rest counted (both
+        cores when it pays, `compute_pieces`) and stored; all seeded into `counter`."""
+        warm_counter(counter, messages, self)
+
     def lookup_text(self, counter: TokenCounter, text: str) -> int | None:
         """A stored count of a whole text (the tool list's pieces), or None."""
         self.verify(counter)

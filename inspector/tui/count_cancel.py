@@ -14,7 +14,7 @@ Standard library and `inspector.core.tokens` only: no Textual, no strategy named
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -51,6 +51,15 @@ class CancelGate:
         """Record a computed count in the store (nothing without one)."""
         if self.inner is not None:
             self.inner.save(counter, message, tokens)
+
+    def fill(self, counter: TokenCounter, messages: Sequence[Message]) -> None:
+        """The store's batch `fill`, except in a cancellable count: that one goes message by
+        message through `lookup`, so Esc stops it at the next message."""
+        if threading.get_ident() in self.checks:
+            return
+        fill = getattr(self.inner, "fill", None)
+        if fill is not None:
+            fill(counter, messages)
 
     def __getattr__(self, name: str) -> Any:
         """Everything else is the store's own (`flush`, `close`, `lookup_text`, ...)."""
