@@ -51,7 +51,9 @@ def _run(args: argparse.Namespace) -> int:
     report.warn_inexact()
     if report.json:
         for artifact in report.artifacts():
-            evaluated, _, _ = with_pins(report, report.evaluate(artifact), pins, flips=False)
+            evaluated = report.evaluate(artifact)
+            if evaluated.decision is not None:  # no context (a debug run alone): no pins
+                evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
             print_json_line(why_json(artifact, evaluated.decision), flush=False)
         return report.exit_status
     from inspector.render.plain import TerminalSafeConsole

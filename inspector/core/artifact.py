@@ -69,6 +69,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: The types `_plain` gives back as they are (exact types: a subclass goes through it).
+_SCALAR_TYPES = frozenset({str, int, float, bool})
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 _FIELD_SETS: dict[type, frozenset[str]] = {}
 
@@ -136,7 +138,12 @@ class Recorded(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The `recorded` object of `why --json` (what `dict(self)` gives, without a lookup
         per key: every line of a log's `why --json` builds one)."""
-        return {name: _plain(getattr(self, name)) for name in self._present()}
+        out = {}
+        for name in self._present():
+            value = getattr(self, name)
+            # `_plain` of a scalar or None, without the call (most fields of a debug run)
+            out[name] = value if value is None or type(value) in _SCALAR_TYPES else _plain(value)
+        return out
 
 
 class _RecordedKeys(KeysView[str]):
