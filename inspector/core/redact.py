@@ -253,7 +253,7 @@ class Masker:
         if type(self) is not Masker or not self.enabled:
             return json.dumps(self.value(value), ensure_ascii=False, default=str)
         try:
-            text = json.dumps(value, ensure_ascii=False)
+            text = _JSON_TEXT.encode(value)  # `json.dumps(value, ensure_ascii=False)`
         except (TypeError, ValueError):
             return json.dumps(self.value(value), ensure_ascii=False, default=str)
         if not self._text_may_change(text) or not self._changes(value):
@@ -389,6 +389,9 @@ class Masker:
 
 
 _SCALARS = (int, float, bool)
+#: What `json.dumps(..., ensure_ascii=False)` builds on each call (only the all-defaults
+#: call reuses one): made once, for the line of every evaluation of a big log.
+_JSON_TEXT = json.JSONEncoder(ensure_ascii=False)
 #: What a field name does under masking (`Masker._key_state`).
 _KEY_KEPT, _KEY_SECRET, _KEY_CHANGES = 0, 1, 2
 #: Strings up to this length are remembered by `Masker._short_text`, at most this many per
