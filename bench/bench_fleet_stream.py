@@ -111,15 +111,16 @@ def write_big_message_dump(path: Path, megabytes: float, token_mode: str = "len_
 
 #: The second log floor: parse every line once and write the bytes `inspector why --json
 #: LOG` writes, built directly for this log's three events with stdlib json (no checks, no
-#: masking, no objects but the line's dicts): how close the inspector is to the least a
-#: Python process writing the contract's output can do. `run` checks the bytes are equal.
+#: masking, no objects but the line's dicts; one encoder made once, as the inspector's):
+#: how close the inspector is to the least a Python process writing the contract's output
+#: can do. `run` checks the bytes are equal.
 _WRITE_FLOOR = (
     "import json, sys\n"
     "from inspector.core.timeline import SILENT_CAUSES\n"
     "ORDER = ['dump_not_loaded', 'non_retryable', 'transient_exhausted', 'empty_reply', 'no_benefit']\n"
     "NULLS = ('hit', 'reason', 'total_tokens', 'threshold', 'target_tokens', 'min_target_tokens', 'effective_keep')\n"
     "SPAN = ('preserved_prefix', 'messages_to_compress', 'protected_tail')\n"
-    "source, out, dumps = sys.argv[1], sys.stdout.buffer, json.dumps\n"
+    "source, out, dumps = sys.argv[1], sys.stdout.buffer, json.JSONEncoder(ensure_ascii=False).encode\n"
     "def line(run):\n"
     "    check, span, retries, index, number = run\n"
     "    reason = check.get('reason')\n"
@@ -142,7 +143,7 @@ _WRITE_FLOOR = (
     "        'min_target_tokens': check.get('min_target_tokens'), 'retries': retries,\n"
     "        'outcome': outcome, 'span': None if span is None else {k: len(span.get(k) or []) for k in SPAN},\n"
     "        'silent_causes': causes, 'other_events': [], 'line': number})\n"
-    "    out.write((dumps(head, ensure_ascii=False) + '\\n').encode('utf-8'))\n"
+    "    out.write((dumps(head) + '\\n').encode('utf-8'))\n"
     "run, index = None, 0\n"
     "with open(source, 'rb') as f:\n"
     "    for number, raw in enumerate(f, start=1):\n"
