@@ -7,11 +7,12 @@ finds; the tool-result pre-check never hides a `file_path`."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from inspector.core import summary_loss
@@ -159,6 +160,29 @@ def test_paths_found_in_slash_runs_are_those_of_a_whole_scan(
         assert summary_loss._paths(text) == whole(text)
         padded = "x" * 300 + text + " y" * 200  # the window looking back doubles
         assert summary_loss._paths(padded) == whole(padded)
+
+
+_error_pieces = st.sampled_from(
+    ["Error", "error", "ERROR", "FAILED", "Traceback", "Exception", "Failure", "ValueError",
+     "KeyError: 'k'", ": bad", " ", "\n", "\t", "\r", "=====", "error=None", "x", "É", "_",
+     "A" * 170, "  File \"a.py\"", "FAILED t.py::t_x - AssertionError: 1 != 2", "\u2028"]
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(_error_pieces, st.text(max_size=3)), max_size=40).map("".join))
+@example("Traceback\n  File a.py, line 3\nok")  # a word ending its line: into the next
+@example("x ValueError:\n bad value\nTraceback \n")
+@example("\nerror: one\n\nerror\ttwo" + "y" * 200 + " Error: three")
+def test_errors_found_in_their_lines_are_those_of_a_whole_scan(text: str) -> None:
+    found = []
+    for match in summary_loss._ERROR_LINE_RE.finditer(text):
+        line = " ".join(match.group(1).split())
+        line = re.split(r"\s={3,}", line)[0].strip()
+        if not line.lower().startswith("error=none") and " " in line:
+            found.append(line)
+    assert summary_loss._errors(text) == found
+    assert summary_loss._errors("x\n" * 50 + text) == found  # no match before its lines
 
 
 @settings(max_examples=300, deadline=None)

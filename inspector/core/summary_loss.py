@@ -74,8 +74,11 @@ _RUN_END_RE = re.compile(_RUN_CHARS + "*")
 #: (197,647 texts: bench dumps, samples, references, test data) 64 took 0.74x the time of
 #: 256, and 8 to 32 more than 64.
 _SLASH_SPACING = 64
-#: Words one of which every match of `_ERROR_LINE_RE` holds.
+#: Words one of which every match of `_ERROR_LINE_RE` holds (at its start, or ending its
+#: first word); found by one pattern (`_error_spans`).
 _ERROR_WORDS = ("Error", "Exception", "Failure", "Traceback", "FAILED", "ERROR", "error")
+_ERROR_WORD_RE = re.compile("|".join(_ERROR_WORDS))
+_SEPARATOR_RE = re.compile(r"\s={3,}")
 #: Words one of which every match of `_DEF_RE` holds ("function" holds "func").
 _DEF_WORDS = ("def", "class", "fn", "func")
 
@@ -136,16 +139,39 @@ def _identifiers(text: str) -> list[str]:
     return [n for n in names if len(n) >= 4 and n not in _COMMON_WORDS and "/" not in n]
 
 
+def _error_spans(text: str) -> list[tuple[int, int]]:
+    """Where `_ERROR_LINE_RE` can match in `text`, as (start, end) spans in order: each line
+    holding one of `_ERROR_WORDS` (every match starts with one, after the whitespace before
+    it: the newline ending the line above, or the text's start) and the line after it (a
+    word ending its line is followed by that newline, and the match goes on into the next
+    line), spans that touch merged. A scan of each span finds what a scan of the whole text
+    finds: no match crosses from one span into another."""
+    spans: list[tuple[int, int]] = []
+    found = _ERROR_WORD_RE.search(text)
+    while found is not None:
+        low = max(text.rfind("\n", 0, found.start()), 0)
+        line_end = text.find("\n", found.end())
+        high = text.find("\n", line_end + 1) if line_end >= 0 else -1
+        high = len(text) if high < 0 else high
+        if spans and low <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], high)
+        else:
+            spans.append((low, high))
+        if line_end < 0:
+            break
+        found = _ERROR_WORD_RE.search(text, line_end)
+    return spans
+
+
 def _errors(text: str) -> list[str]:
-    if not any(word in text for word in _ERROR_WORDS):
-        return []
     out = []
-    for match in _ERROR_LINE_RE.finditer(text):
-        line = " ".join(match.group(1).split())
-        line = re.split(r"\s={3,}", line)[0].strip()  # pytest's ==== separators end a line
-        if line.lower().startswith("error=none") or " " not in line:
-            continue
-        out.append(line)
+    for low, high in _error_spans(text):
+        for match in _ERROR_LINE_RE.finditer(text, low, high):
+            line = " ".join(match.group(1).split())
+            line = _SEPARATOR_RE.split(line, 1)[0].strip()  # pytest's ==== separators end a line
+            if line.lower().startswith("error=none") or " " not in line:
+                continue
+            out.append(line)
     return out
 
 
