@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.artifact import Artifact, DumpRecorded, LoadResult, SpanCounts
+from inspector.core.artifact import (
+    Artifact,
+    DumpRecorded,
+    LoadResult,
+    SpanCounts,
+    plain_artifact,
+    plain_dump_recorded,
+    plain_span_counts,
+)
 from inspector.core.engine import PricedContext
 from inspector.core.errors import ConfigError
 from inspector.core.messages import Message
@@ -273,22 +281,36 @@ def _recorded(
     known: dict[str, Any],
 ) -> DumpRecorded:
     """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
-    by the caller."""
-    return DumpRecorded(
-        span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
+    by the caller (every field given: `plain_dump_recorded`; `known` holds only the
+    `_KNOWN` fields, absent ones at their defaults)."""
+    if not _KNOWN.issuperset(known):
+        raise TypeError(f"not a field known from outside: {sorted(set(known) - _KNOWN)}")
+    return plain_dump_recorded(
+        outcome="compressed",
+        span=plain_span_counts(dump.prefix_count, dump.compress_count, dump.tail_count),
         tokens_before=dump.tokens_before,
         tokens_after=dump.tokens_after,
         reduction=dump.reduction,
         reduction_ratio=dump.reduction_ratio,
         context_max=dump.context_max,
         target_tokens=dump.target_tokens,
-        retries=tuple(dict(r) for r in run.retries) if run is not None else (),
+        retries=tuple([dict(r) for r in run.retries]) if run is not None and run.retries else (),
+        messages_before=known.get("messages_before"),
+        messages_after=known.get("messages_after"),
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
         span_first_built=SpanCounts.of(first) if run is not None else None,
+        inferred=known.get("inferred", {}),
+        unrecoverable=known.get("unrecoverable", ()),
         threshold_check=check,
-        **known,
+        stale_usage=known.get("stale_usage"),
     )
+
+
+#: The `DumpRecorded` fields a caller of `dump_recorded` fills (`known`).
+_KNOWN = frozenset(
+    {"messages_before", "messages_after", "inferred", "unrecoverable", "stale_usage"}
+)
 
 
 #: (changed, release evidence) of a context from its (system, context) messages: what
@@ -334,7 +356,7 @@ def dump_artifact(
         else {k: v for k, v in stale_info.items() if k != "note"},
     }
     recorded = _recorded(dump, run, span_first, check, known)
-    return Artifact(
+    return plain_artifact(
         source=dump.source,
         id=snapshot.id if snapshot is not None else dump.id,
         kind="dump",
@@ -348,6 +370,7 @@ def dump_artifact(
         summary=dump.summary,
         recorded_token_mode=out.token_mode,
         extra={"timeline": timeline or [], "raw_keys": sorted(dump.raw.keys())},
+        whole=None,
     )
 
 
@@ -370,7 +393,7 @@ def dump_header_artifact(
     recorded = dump_recorded(
         dump, run, messages_after=messages_after, unrecoverable=(HEADER_ONLY_NOTE,)
     )
-    return Artifact(
+    return plain_artifact(
         source=dump.source,
         id=dump.id,
         kind="dump",
@@ -381,6 +404,7 @@ def dump_header_artifact(
         context_id=dump.context_id,
         timestamp=dump.timestamp,
         after=None,
+        summary=None,
         recorded_token_mode=None,
         extra={
             "timeline": timeline or [],

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.sources.classify import FileLoad, Skipped, load_one
-from inspector.sources.dump import DumpFile
+from inspector.sources.dump import DumpFile, plain_dump
 
 #: A header-level load (`contexts=False`) reads files in a process pool from this many files.
 POOL_MIN_FILES = 64
@@ -131,7 +131,7 @@ def packed(load: FileLoad) -> tuple[Any, ...]:
 def unpacked(values: tuple[Any, ...], job: tuple[Path, int, bool, int]) -> FileLoad:
     """The FileLoad `packed` gave `values` for, read by `job` (fields in their order)."""
     sent = list(values)
-    sent[_DUMPS_AT] = [DumpFile(*dump) for dump in sent[_DUMPS_AT]]
+    sent[_DUMPS_AT] = [plain_dump(*dump) for dump in sent[_DUMPS_AT]]
     return FileLoad(job[0], job[1], job[2], *sent)
 
 
