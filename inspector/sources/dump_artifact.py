@@ -270,7 +270,7 @@ def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> Du
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
     first = run.span_counts if run is not None else None
-    return _recorded(dump, run, first, _check_of(run), known)
+    return _recorded(dump, run, first, _check_of(run), **known)
 
 
 def _recorded(
@@ -278,13 +278,16 @@ def _recorded(
     run: EvaluationRun | None,
     first: dict[str, int] | None,
     check: dict[str, Any] | None,
-    known: dict[str, Any],
+    *,
+    messages_before: int | None = None,
+    messages_after: int | None = None,
+    inferred: Mapping[str, Any] | None = None,
+    unrecoverable: tuple[str, ...] = (),
+    stale_usage: Mapping[str, Any] | None = None,
 ) -> DumpRecorded:
     """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
-    by the caller (every field given: `plain_dump_recorded`; `known` holds only the
-    `_KNOWN` fields, absent ones at their defaults)."""
-    if not _KNOWN.issuperset(known):
-        raise TypeError(f"not a field known from outside: {sorted(set(known) - _KNOWN)}")
+    by the caller; the keywords are the fields the caller found out (every field is
+    given: `plain_dump_recorded`)."""
     return plain_dump_recorded(
         outcome="compressed",
         span=plain_span_counts(dump.prefix_count, dump.compress_count, dump.tail_count),
@@ -295,22 +298,16 @@ def _recorded(
         context_max=dump.context_max,
         target_tokens=dump.target_tokens,
         retries=tuple([dict(r) for r in run.retries]) if run is not None and run.retries else (),
-        messages_before=known.get("messages_before"),
-        messages_after=known.get("messages_after"),
+        messages_before=messages_before,
+        messages_after=messages_after,
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
         span_first_built=SpanCounts.of(first) if run is not None else None,
-        inferred=known.get("inferred", {}),
-        unrecoverable=known.get("unrecoverable", ()),
+        inferred={} if inferred is None else inferred,
+        unrecoverable=unrecoverable,
         threshold_check=check,
-        stale_usage=known.get("stale_usage"),
+        stale_usage=stale_usage,
     )
-
-
-#: The `DumpRecorded` fields a caller of `dump_recorded` fills (`known`).
-_KNOWN = frozenset(
-    {"messages_before", "messages_after", "inferred", "unrecoverable", "stale_usage"}
-)
 
 
 #: (changed, release evidence) of a context from its (system, context) messages: what
@@ -346,16 +343,19 @@ def dump_artifact(
     note = _span_note(dump, run, span_first)
     if note is not None:
         out.unrecoverable.append(note)
-    known = {
-        "messages_before": None if rebuild.messages is None else len(rebuild.messages),
-        "messages_after": None if rebuild.after is None else len(rebuild.after),
-        "inferred": out.inferred,
-        "unrecoverable": tuple(out.unrecoverable),
-        "stale_usage": None
+    recorded = _recorded(
+        dump,
+        run,
+        span_first,
+        check,
+        messages_before=None if rebuild.messages is None else len(rebuild.messages),
+        messages_after=None if rebuild.after is None else len(rebuild.after),
+        inferred=out.inferred,
+        unrecoverable=tuple(out.unrecoverable),
+        stale_usage=None
         if stale_info is None
         else {k: v for k, v in stale_info.items() if k != "note"},
-    }
-    recorded = _recorded(dump, run, span_first, check, known)
+    )
     return plain_artifact(
         source=dump.source,
         id=snapshot.id if snapshot is not None else dump.id,
@@ -374,6 +374,9 @@ def dump_artifact(
     )
 
 
+_HEADER_ONLY_NOTES = (HEADER_ONLY_NOTE,)
+
+
 def dump_header_artifact(
     dump: DumpFile,
     run: EvaluationRun | None,
@@ -390,8 +393,14 @@ def dump_header_artifact(
     message lists are never read). `messages_before` is None; `extra["header_only"]` is
     True. `whole`: how to make the whole one later (`Artifact.whole`), if it can be.
     """
-    recorded = dump_recorded(
-        dump, run, messages_after=messages_after, unrecoverable=(HEADER_ONLY_NOTE,)
+    first = run.span_counts if run is not None else None
+    recorded = _recorded(
+        dump,
+        run,
+        first,
+        _check_of(run),
+        messages_after=messages_after,
+        unrecoverable=_HEADER_ONLY_NOTES,
     )
     return plain_artifact(
         source=dump.source,
