@@ -155,18 +155,23 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         "tokens_before": before_sum,
         "tokens_after": after_sum,
         "tokens_saved": saved,
-        "reduction_ratio": {
-            "count": len(ratios),
-            "min": min(ratios) if ratios else None,
-            "median": round(statistics.median(ratios), 4) if ratios else None,
-            "mean": round(statistics.fmean(ratios), 4) if ratios else None,
-            "max": max(ratios) if ratios else None,
-            "buckets": {label: buckets.get(label, 0) for label, _, _ in RATIO_BUCKETS},
-        },
+        "reduction_ratio": _ratio_summary(ratios, buckets),
         "not_compressed": dict(reasons.most_common()),
         "retries_by_error_type": {k: dict(v) for k, v in sorted(retries_by_type.items())},
         "biggest": [dict(zip(_COMPRESSION_KEYS, c, strict=True)) for c in biggest],
         "least_effective": [dict(zip(_COMPRESSION_KEYS, c, strict=True)) for c in least],
+    }
+
+
+def _ratio_summary(ratios: list[float], buckets: Counter[str]) -> dict[str, Any]:
+    """The reduction ratios' count, extremes, median, mean and buckets."""
+    return {
+        "count": len(ratios),
+        "min": min(ratios) if ratios else None,
+        "median": round(statistics.median(ratios), 4) if ratios else None,
+        "mean": round(statistics.fmean(ratios), 4) if ratios else None,
+        "max": max(ratios) if ratios else None,
+        "buckets": {label: buckets.get(label, 0) for label, _, _ in RATIO_BUCKETS},
     }
 
 

@@ -269,15 +269,12 @@ def _span_note(
 def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
-    first = run.span_counts if run is not None else None
-    return _recorded(dump, run, first, _check_of(run), **known)
+    return _recorded(dump, run, **known)
 
 
 def _recorded(
     dump: DumpFile,
     run: EvaluationRun | None,
-    first: dict[str, int] | None,
-    check: dict[str, Any] | None,
     *,
     messages_before: int | None = None,
     messages_after: int | None = None,
@@ -285,9 +282,9 @@ def _recorded(
     unrecoverable: tuple[str, ...] = (),
     stale_usage: Mapping[str, Any] | None = None,
 ) -> DumpRecorded:
-    """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
-    by the caller; the keywords are the fields the caller found out (every field is
+    """`dump_recorded`; the keywords are the fields the caller found out (every field is
     given: `plain_dump_recorded`)."""
+    first = run.span_counts if run is not None else None
     return plain_dump_recorded(
         outcome="compressed",
         span=plain_span_counts(dump.prefix_count, dump.compress_count, dump.tail_count),
@@ -305,7 +302,7 @@ def _recorded(
         span_first_built=SpanCounts.of(first) if run is not None else None,
         inferred={} if inferred is None else inferred,
         unrecoverable=unrecoverable,
-        threshold_check=check,
+        threshold_check=_check_of(run),
         stale_usage=stale_usage,
     )
 
@@ -346,8 +343,6 @@ def dump_artifact(
     recorded = _recorded(
         dump,
         run,
-        span_first,
-        check,
         messages_before=None if rebuild.messages is None else len(rebuild.messages),
         messages_after=None if rebuild.after is None else len(rebuild.after),
         inferred=out.inferred,
@@ -393,15 +388,7 @@ def dump_header_artifact(
     message lists are never read). `messages_before` is None; `extra["header_only"]` is
     True. `whole`: how to make the whole one later (`Artifact.whole`), if it can be.
     """
-    first = run.span_counts if run is not None else None
-    recorded = _recorded(
-        dump,
-        run,
-        first,
-        _check_of(run),
-        messages_after=messages_after,
-        unrecoverable=_HEADER_ONLY_NOTES,
-    )
+    recorded = _recorded(dump, run, messages_after=messages_after, unrecoverable=_HEADER_ONLY_NOTES)
     return plain_artifact(
         source=dump.source,
         id=dump.id,
