@@ -237,7 +237,9 @@ def measure(
             True,
             "whole process: app started, browser loaded until no row is pending"
             + (
-                f"; {best['tui'][0] / best['full'][0]:.2f}x the full load" if "full" in best else ""
+                f"; {best['tui'][0] / best['full'][0]:.2f}x the full load"
+                if "full" in best and "tui" in best
+                else ""
             ),
             True,
         ),

@@ -7,6 +7,7 @@ classifier in `core/outcome.py` (the browser's outcome column uses it too). Pure
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -89,16 +90,18 @@ def _count_retries(retries: Iterable[Any], by_type: dict[str, Counter[str]]) -> 
 def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, Any]:
     """Counts, distributions and extremes over dumps and debug runs (snapshots are counted only)."""
     by_processor: dict[str, Counter[str]] = {}
-    kinds: Counter[str] = Counter()
+    kinds: dict[str, int] = {}
     reasons: Counter[str] = Counter()
     retries_by_type: dict[str, Counter[str]] = {}
     ratios: list[float] = []
     buckets: Counter[str] = Counter()
-    compressions: list[dict[str, Any]] = []
+    # each compression as a tuple in `_COMPRESSION_KEYS` order: only the few shown become dicts
+    compressions: list[tuple[Any, ...]] = []
     saved = before_sum = after_sum = 0
     for artifact in artifacts:
-        kinds[artifact.kind] += 1
-        if artifact.kind not in ("dump", "debug"):
+        kind = artifact.kind
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind != "dump" and kind != "debug":
             continue
         recorded = artifact.recorded
         outcome = classify_outcome(artifact)
@@ -107,8 +110,10 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
         if counts is None:
             counts = by_processor[processor] = Counter()
         counts[outcome.recorded or "unknown"] += 1
-        _count_retries(_retries(recorded), retries_by_type)
-        if artifact.kind == "debug":
+        retries = _retries(recorded)
+        if retries:
+            _count_retries(retries, retries_by_type)
+        if kind == "debug":
             _count_reason(outcome, reasons)
             continue
         ratio_value, before, after, reduction = _dump_numbers(recorded)
@@ -126,42 +131,61 @@ def compute_stats(artifacts: Iterable[Artifact], errors: int = 0) -> dict[str, A
                     buckets[label] += 1
                     break
         compressions.append(
-            {
-                "id": artifact.id,
-                "source": artifact.source,
-                "processor": processor,
-                "session_id": artifact.session_id,
-                "tokens_before": before,
-                "tokens_after": after,
-                "reduction": reduction,
-                "reduction_ratio": ratio,
-            }
+            (
+                artifact.id,
+                artifact.source,
+                processor,
+                artifact.session_id,
+                before,
+                after,
+                reduction,
+                ratio,
+            )
         )
-    known = [c for c in compressions if c["reduction"] is not None]
-    rated = [c for c in compressions if c["reduction_ratio"] is not None]
+    # (sorted(...)[:TOP_N], as `heapq.nsmallest` is: stable, the same few in the same order)
+    known = [c for c in compressions if c[6] is not None]
+    rated = [c for c in compressions if c[7] is not None]
+    biggest = heapq.nsmallest(TOP_N, known, key=lambda c: -c[6])
+    least = heapq.nsmallest(TOP_N, rated, key=lambda c: (c[7], c[6] or 0))
     return {
-        "artifacts": dict(kinds),
+        "artifacts": kinds,
         "errors": errors,
         "by_processor": {p: dict(c) for p, c in sorted(by_processor.items())},
         "compressions": len(compressions),
         "tokens_before": before_sum,
         "tokens_after": after_sum,
         "tokens_saved": saved,
-        "reduction_ratio": {
-            "count": len(ratios),
-            "min": min(ratios) if ratios else None,
-            "median": round(statistics.median(ratios), 4) if ratios else None,
-            "mean": round(statistics.fmean(ratios), 4) if ratios else None,
-            "max": max(ratios) if ratios else None,
-            "buckets": {label: buckets.get(label, 0) for label, _, _ in RATIO_BUCKETS},
-        },
+        "reduction_ratio": _ratio_summary(ratios, buckets),
         "not_compressed": dict(reasons.most_common()),
         "retries_by_error_type": {k: dict(v) for k, v in sorted(retries_by_type.items())},
-        "biggest": sorted(known, key=lambda c: -c["reduction"])[:TOP_N],
-        "least_effective": sorted(rated, key=lambda c: (c["reduction_ratio"], c["reduction"] or 0))[
-            :TOP_N
-        ],
+        "biggest": [dict(zip(_COMPRESSION_KEYS, c, strict=True)) for c in biggest],
+        "least_effective": [dict(zip(_COMPRESSION_KEYS, c, strict=True)) for c in least],
     }
+
+
+def _ratio_summary(ratios: list[float], buckets: Counter[str]) -> dict[str, Any]:
+    """The reduction ratios' count, extremes, median, mean and buckets."""
+    return {
+        "count": len(ratios),
+        "min": min(ratios) if ratios else None,
+        "median": round(statistics.median(ratios), 4) if ratios else None,
+        "mean": round(statistics.fmean(ratios), 4) if ratios else None,
+        "max": max(ratios) if ratios else None,
+        "buckets": {label: buckets.get(label, 0) for label, _, _ in RATIO_BUCKETS},
+    }
+
+
+#: The keys of a compression in `biggest` and `least_effective`, in their order.
+_COMPRESSION_KEYS = (
+    "id",
+    "source",
+    "processor",
+    "session_id",
+    "tokens_before",
+    "tokens_after",
+    "reduction",
+    "reduction_ratio",
+)
 
 
 def count_findings(found: Iterable[Sequence[Finding]]) -> dict[str, Any]:

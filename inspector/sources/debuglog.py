@@ -23,7 +23,12 @@ from collections.abc import Callable, Iterator, Mapping
 from math import isfinite
 from typing import Any
 
-from inspector.core.artifact import Artifact, DebugRecorded, SpanCounts
+from inspector.core.artifact import (
+    Artifact,
+    SpanCounts,
+    plain_artifact,
+    plain_debug_recorded,
+)
 from inspector.core.errors import FormatError
 from inspector.core.timeline import EvaluationRun
 
@@ -329,7 +334,7 @@ def debug_artifact(
     # read (`Recorded`): plain dicts are kept as they are, not copied again here
     check = _held(run.threshold_check) if run.threshold_check is not None else None
     values = check or {}
-    recorded = DebugRecorded(
+    recorded = plain_debug_recorded(
         threshold_check=check,
         reason=values.get("reason"),
         hit=values.get("hit"),
@@ -346,7 +351,7 @@ def debug_artifact(
         line=run.line,
         duplicate_records=run.duplicates or None,
     )
-    return Artifact(
+    return plain_artifact(
         source=run.source,
         id=run_id(run),
         kind="debug",
@@ -356,7 +361,11 @@ def debug_artifact(
         session_id=run.session_id,
         context_id=run.context_id,
         timestamp=run.timestamp,
+        after=None,
+        summary=None,
+        recorded_token_mode=None,
         extra=_LazyTimeline(extra, timeline) if callable(timeline) else extra,
+        whole=None,
     )
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.errors import FormatError
+from inspector.core.frozen import plain_init
 from inspector.core.messages import Message, Tool, parse_messages, parse_tools
 from inspector.core.timeline import DumpRef
 from inspector.formats.base import validate
@@ -116,13 +117,19 @@ class DumpFile:
     @property
     def ref(self) -> DumpRef:
         """What linking to debug records needs."""
-        return DumpRef(
+        return _plain_ref(
             self.id,
             self.processor,
             self.session_id or self.name_session,
             self.context_id,
             self.timestamp,
         )
+
+
+#: `DumpFile(...)` with every field given, built without the frozen `__init__`
+#: (`core.frozen`): a folder's load makes one per dump, and the parent remakes a helper's.
+plain_dump = plain_init(DumpFile)
+_plain_ref = plain_init(DumpRef)
 
 
 @functools.cache
@@ -143,7 +150,7 @@ def parse_dump(document: Mapping[str, Any], source: str) -> DumpFile:
     timestamp = dump.timestamp
     if timestamp is None and name_match:
         timestamp = int(name_match.group(1)) / 1000
-    return DumpFile(
+    return plain_dump(
         source=source,
         raw=document,
         processor=dump.processor_type or (name_match.group(2) if name_match else None),

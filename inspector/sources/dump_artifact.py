@@ -12,7 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.artifact import Artifact, DumpRecorded, LoadResult, SpanCounts
+from inspector.core.artifact import (
+    Artifact,
+    DumpRecorded,
+    LoadResult,
+    SpanCounts,
+    plain_artifact,
+    plain_dump_recorded,
+    plain_span_counts,
+)
 from inspector.core.engine import PricedContext
 from inspector.core.errors import ConfigError
 from inspector.core.messages import Message
@@ -261,33 +269,41 @@ def _span_note(
 def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
     """The dump's `recorded`: its header numbers plus the linked run's check and retries;
     `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
-    first = run.span_counts if run is not None else None
-    return _recorded(dump, run, first, _check_of(run), known)
+    return _recorded(dump, run, **known)
 
 
 def _recorded(
     dump: DumpFile,
     run: EvaluationRun | None,
-    first: dict[str, int] | None,
-    check: dict[str, Any] | None,
-    known: dict[str, Any],
+    *,
+    messages_before: int | None = None,
+    messages_after: int | None = None,
+    inferred: Mapping[str, Any] | None = None,
+    unrecoverable: tuple[str, ...] = (),
+    stale_usage: Mapping[str, Any] | None = None,
 ) -> DumpRecorded:
-    """`dump_recorded` with the run's `span_counts` (`first`) and its check's copy made
-    by the caller."""
-    return DumpRecorded(
-        span=SpanCounts(dump.prefix_count, dump.compress_count, dump.tail_count),
+    """`dump_recorded`; the keywords are the fields the caller found out (every field is
+    given: `plain_dump_recorded`)."""
+    first = run.span_counts if run is not None else None
+    return plain_dump_recorded(
+        outcome="compressed",
+        span=plain_span_counts(dump.prefix_count, dump.compress_count, dump.tail_count),
         tokens_before=dump.tokens_before,
         tokens_after=dump.tokens_after,
         reduction=dump.reduction,
         reduction_ratio=dump.reduction_ratio,
         context_max=dump.context_max,
         target_tokens=dump.target_tokens,
-        retries=tuple(dict(r) for r in run.retries) if run is not None else (),
+        retries=tuple([dict(r) for r in run.retries]) if run is not None and run.retries else (),
+        messages_before=messages_before,
+        messages_after=messages_after,
         summary_chars=None if dump.summary is None else len(dump.summary),
         model_calls=dump.model_calls,
         span_first_built=SpanCounts.of(first) if run is not None else None,
-        threshold_check=check,
-        **known,
+        inferred={} if inferred is None else inferred,
+        unrecoverable=unrecoverable,
+        threshold_check=_check_of(run),
+        stale_usage=stale_usage,
     )
 
 
@@ -324,17 +340,18 @@ def dump_artifact(
     note = _span_note(dump, run, span_first)
     if note is not None:
         out.unrecoverable.append(note)
-    known = {
-        "messages_before": None if rebuild.messages is None else len(rebuild.messages),
-        "messages_after": None if rebuild.after is None else len(rebuild.after),
-        "inferred": out.inferred,
-        "unrecoverable": tuple(out.unrecoverable),
-        "stale_usage": None
+    recorded = _recorded(
+        dump,
+        run,
+        messages_before=None if rebuild.messages is None else len(rebuild.messages),
+        messages_after=None if rebuild.after is None else len(rebuild.after),
+        inferred=out.inferred,
+        unrecoverable=tuple(out.unrecoverable),
+        stale_usage=None
         if stale_info is None
         else {k: v for k, v in stale_info.items() if k != "note"},
-    }
-    recorded = _recorded(dump, run, span_first, check, known)
-    return Artifact(
+    )
+    return plain_artifact(
         source=dump.source,
         id=snapshot.id if snapshot is not None else dump.id,
         kind="dump",
@@ -348,7 +365,11 @@ def dump_artifact(
         summary=dump.summary,
         recorded_token_mode=out.token_mode,
         extra={"timeline": timeline or [], "raw_keys": sorted(dump.raw.keys())},
+        whole=None,
     )
+
+
+_HEADER_ONLY_NOTES = (HEADER_ONLY_NOTE,)
 
 
 def dump_header_artifact(
@@ -367,10 +388,8 @@ def dump_header_artifact(
     message lists are never read). `messages_before` is None; `extra["header_only"]` is
     True. `whole`: how to make the whole one later (`Artifact.whole`), if it can be.
     """
-    recorded = dump_recorded(
-        dump, run, messages_after=messages_after, unrecoverable=(HEADER_ONLY_NOTE,)
-    )
-    return Artifact(
+    recorded = _recorded(dump, run, messages_after=messages_after, unrecoverable=_HEADER_ONLY_NOTES)
+    return plain_artifact(
         source=dump.source,
         id=dump.id,
         kind="dump",
@@ -381,6 +400,7 @@ def dump_header_artifact(
         context_id=dump.context_id,
         timestamp=dump.timestamp,
         after=None,
+        summary=None,
         recorded_token_mode=None,
         extra={
             "timeline": timeline or [],
