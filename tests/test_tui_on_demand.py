@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from bench.synth import write_folder
-from inspector.core.artifact import Artifact
+from inspector.core.artifact import Artifact, LoadError
 from inspector.core.tokens import TokenCounter
 from inspector.sources import loader
 from inspector.sources.loader import load_paths
@@ -200,3 +200,23 @@ async def test_esc_stops_a_big_dumps_rebuild_and_enter_starts_it_again(
             await pilot.pause(0.1)
         context = app.screen
         assert isinstance(context, ContextScreen) and context.artifact.snapshot is not None
+
+
+def test_a_rebuild_stops_when_esc_or_the_app_cancels_its_worker() -> None:
+    row = error_row(0, LoadError("x.json", "placeholder"))
+    rebuild = browser_open.Rebuilding(row, 10_000_000)
+    rebuild.hook(Path("x.json"), 10, 100)  # running: the read goes on
+    assert not rebuild.current_cancelled() and rebuild.done == 10
+
+    class _Worker:
+        is_cancelled = False
+
+    rebuild.worker = worker = _Worker()
+    assert not rebuild.current_cancelled()
+    worker.is_cancelled = True  # the app quitting cancels its workers, then waits for them
+    assert rebuild.current_cancelled()
+    with pytest.raises(browser_open.LoadCancelled):
+        rebuild.hook(Path("x.json"), 20, 100)
+    other = browser_open.Rebuilding(row, 10_000_000)
+    other.stopped = True  # Esc
+    assert other.current_cancelled()

@@ -23,6 +23,7 @@ from textual import work
 from textual.message import Message as TextualMessage
 from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
+from textual.worker import get_current_worker
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.count_cancel import CountCancelled
@@ -46,16 +47,19 @@ class Rebuilding(ReadTracker):
         self.row = row
         self.bytes = size
         self.stopped = False
+        #: The rebuild's worker, once it runs (the app cancels it when it quits).
+        self.worker: Any = None
 
     def hook(self, path: Any, done: int, size: int) -> None:
-        """`READ_PROGRESS` of the rebuild's read (raises once Esc stopped it)."""
-        if self.stopped:
+        """`READ_PROGRESS` of the rebuild's read (raises once it is stopped)."""
+        if self.current_cancelled():
             raise LoadCancelled(str(path))
         super().hook(path, done, size)
 
     def current_cancelled(self) -> bool:
-        """The count check: True once Esc stopped the rebuild."""
-        return self.stopped
+        """The count check: True once Esc stopped the rebuild or its worker was cancelled
+        (the app quitting waits for a thread worker: the rebuild must end at once)."""
+        return self.stopped or (self.worker is not None and self.worker.is_cancelled)
 
     def line(self, now: float) -> Any:
         """What the rebuild line says now."""
@@ -170,6 +174,7 @@ class BrowserOpening:
     @work(thread=True, exclusive=True, group="whole", exit_on_error=False)
     def make_whole(self, row: BrowserRow, tracker: Rebuilding) -> None:
         """Rebuild a big dump's context off the UI thread (Esc stops it)."""
+        tracker.worker = get_current_worker()
         with self.tracking(tracker):
             try:
                 made: BrowserRow | None = whole_row(row)
