@@ -220,3 +220,12 @@ async def test_esc_stops_loading_a_big_file_and_the_other_files_still_load(
         assert "cancelled" in by_source[str(big)].error.error
         assert by_source[str(first)].artifact is not None  # loaded before: kept
         assert by_source[str(last)].artifact is not None  # after: still loaded
+
+
+def test_the_load_line_shows_a_file_name_escaped() -> None:
+    tracker = ReadTracker()
+    tracker.hook(Path("/data/a\x1b]0;owned\x07.json"), 1, 10)
+    shown = progress_text(tracker, tracker.started + 1.0)
+    assert shown is not None
+    plain = shown[0].plain
+    assert "\x1b" not in plain and "\x07" not in plain and "\\x1b]0;owned\\x07" in plain

@@ -25,6 +25,7 @@ from textual.timer import Timer
 from textual.widgets import ProgressBar, Static
 
 from inspector.core.artifact import LoadError, LoadResult
+from inspector.core.redact import shown_name
 from inspector.core.tokens import TokenCounter
 from inspector.sources.jsonstream import READ_PROGRESS
 from inspector.tui.count_cancel import CountCancelled, cancellable
@@ -89,7 +90,7 @@ def progress_text(tracker: ReadTracker, now: float) -> tuple[Text, bool] | None:
     path = tracker.path
     if path is None or now - tracker.started < SHOW_AFTER or tracker.size <= 0:
         return None
-    name = Path(path).name
+    name = shown_name(Path(path).name)  # a file name cannot write to the terminal
     if len(name) > NAME_WIDTH:  # the end tells files apart (session, processor)
         name = "…" + name[-(NAME_WIDTH - 1) :]
     mb, total = tracker.done / 1e6, tracker.size / 1e6
