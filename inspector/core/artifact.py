@@ -139,11 +139,17 @@ class Recorded(Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The `recorded` object of `why --json` (what `dict(self)` gives, without a lookup
         per key: every line of a log's `why --json` builds one)."""
-        out = {}
-        for name in self._present():
+        optional = self.OPTIONAL
+        out: dict[str, Any] = {}
+        for name in self.keys_of():  # `_present()`, each field read once
             value = getattr(self, name)
-            # `_plain` of a scalar or None, without the call (most fields of a debug run)
-            out[name] = value if value is None or type(value) in _SCALAR_TYPES else _plain(value)
+            if value is None:
+                if name not in optional:
+                    out[name] = None
+            elif type(value) in _SCALAR_TYPES:  # `_plain` of a scalar, without the call
+                out[name] = value
+            else:
+                out[name] = _plain(value)
         return out
 
 

@@ -22,6 +22,10 @@ _CONTRACT_KEYS = (
 )
 
 
+#: The decision fields of a line without a context, in the contract's order.
+_NO_DECISION: dict[str, None] = dict.fromkeys((*_CONTRACT_KEYS, "span"))
+
+
 def why_json(artifact: Artifact, decision: Decision | None) -> dict[str, Any]:
     """One line of `why --json`: the contract's keys (null without a context), then the
     strategy's own numbers."""
@@ -31,11 +35,15 @@ def why_json(artifact: Artifact, decision: Decision | None) -> dict[str, Any]:
         "kind": artifact.kind,
         "processor": decision.processor if decision else artifact.processor,
     }
-    for key in _CONTRACT_KEYS:
-        out[key] = getattr(decision, key) if decision else None
-    out["span"] = dict(decision.span) if decision else None
-    out["checks"] = [c.to_dict() for c in decision.checks] if decision else []
-    out["findings"] = [f.to_dict() for f in decision.findings] if decision else []
+    if decision is None:  # no context (a debug run alone): the contract's nulls
+        out.update(_NO_DECISION)
+        out["checks"], out["findings"] = [], []
+    else:
+        for key in _CONTRACT_KEYS:
+            out[key] = getattr(decision, key)
+        out["span"] = dict(decision.span)
+        out["checks"] = [c.to_dict() for c in decision.checks]
+        out["findings"] = [f.to_dict() for f in decision.findings]
     recorded = artifact.recorded
     out["recorded"] = recorded.to_dict() if isinstance(recorded, Recorded) else dict(recorded)
     if decision is not None:
