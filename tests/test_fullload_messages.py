@@ -1,5 +1,5 @@
-"""Plain messages filled in a mutable twin then made the frozen class (`_MessageDraft`,
-`_ToolCallDraft`), and `parse_messages` building plain lists straight: against the checked
+"""Plain messages filled in a mutable twin then made the frozen class (`core.frozen`'s
+`plain_init`: `_made_message`, `_made_tool_call`), and `parse_messages` building plain lists straight: against the checked
 path on the corpora's message lists, with a plain run broken by odd items anywhere.
 `tests/test_folder2_messages.py` compares single messages both ways, field by field."""
 
@@ -18,8 +18,8 @@ from inspector.core.errors import FormatError
 from inspector.core.messages import (
     Message,
     ToolCall,
-    _MessageDraft,
-    _ToolCallDraft,
+    _made_message,
+    _made_tool_call,
     parse_messages,
 )
 
@@ -85,9 +85,12 @@ def _same(fast: Any, checked: Any) -> None:
 def test_drafts_have_the_slots_of_their_classes_in_order() -> None:
     """The twin's slots are the frozen class's fields, in order: `__class__` assignment
     keeps each value in its slot."""
-    for draft, cls in ((_MessageDraft, Message), (_ToolCallDraft, ToolCall)):
-        assert draft.__slots__ == tuple(f.name for f in dataclasses.fields(cls))
-        assert cls.__slots__ == draft.__slots__  # type: ignore[attr-defined]
+    for make, cls in ((_made_message, Message), (_made_tool_call, ToolCall)):
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        assert cls.__slots__ == names  # type: ignore[attr-defined]
+        made = make(*(f"value of {name}" for name in names))
+        assert type(made) is cls
+        assert [getattr(made, name) for name in names] == [f"value of {n}" for n in names]
 
 
 def test_a_plain_message_is_a_frozen_message() -> None:

@@ -8,7 +8,7 @@ makes it a `cls` by assigning `__class__`, which CPython allows between classes 
 layout: the object is then that class in every way (~0.25 us). It takes every field,
 positionally in field order: no defaults, no `__post_init__`, no checks, so callers pass
 exactly what the class's own `__init__` would store (a fresh value for a
-`default_factory` field). The same idea as `messages._MessageDraft`, for any class.
+`default_factory` field). `core.messages` builds its plain messages and tool calls so.
 Must not import outside the standard library.
 """
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.errors import FormatError
+from inspector.core.frozen import plain_init
 
 #: Prefixes that make a user message "internal" (not a real user turn), compared after lstrip().
 INTERNAL_USER_PREFIXES: tuple[str, ...] = (
@@ -293,28 +294,18 @@ class Tool:
 #
 # What JSON gives (exact dict, str, list, int, None) in the shapes `checked_from_dict`
 # surely accepts is built without the dataclass `__init__` (which sets each field through
-# `object.__setattr__`): it is filled in a mutable twin with the same slots by plain
-# attribute stores (a third of the cost of calling each slot's setter), then made the
-# frozen class by assigning `__class__`, which CPython allows between classes of one
-# layout (the same slots, no `__dict__`): the object is then that class in every way.
+# `object.__setattr__`): `core.frozen.plain_init` fills a mutable twin with the same slots
+# by plain attribute stores (a third of the cost of calling each slot's setter), then
+# makes it the frozen class by assigning `__class__`.
 # Each helper returns None for anything else, which then takes the checked path: the
 # rules are stated there only, and `tests/test_folder2_messages.py` builds every message
 # of the corpora both ways (`tests/test_fullload_messages.py`: the twins, whole lists).
 
-_new = object.__new__
 
-
-class _MessageDraft:
-    """A mutable twin of `Message` (its slots): a plain message is filled in here, then
-    becomes a `Message` (`__class__` assigned)."""
-
-    __slots__ = tuple(f.name for f in fields(Message))
-
-
-class _ToolCallDraft:
-    """A mutable twin of `ToolCall` (see `_MessageDraft`)."""
-
-    __slots__ = tuple(f.name for f in fields(ToolCall))
+#: `Message` and `ToolCall` from every field's value, without the frozen `__init__`
+#: (`core.frozen`: a big dump holds 20,000 messages).
+_made_message = plain_init(Message)
+_made_tool_call = plain_init(ToolCall)
 
 
 def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
@@ -337,19 +328,16 @@ def _plain_tool_call(raw: dict[str, Any]) -> ToolCall | None:
         or (kind and type(kind) is not str)
     ):
         return None
-    call: Any = _new(_ToolCallDraft)
-    call.id = call_id
-    call.name = "" if name is None else name
-    call.arguments = "" if arguments is None else arguments
-    call.type = kind or "function"
-    call.response_item_id = raw.get("response_item_id")
-    call.extra = (
+    return _made_tool_call(
+        call_id,
+        "" if name is None else name,
+        "" if arguments is None else arguments,
+        kind or "function",
+        raw.get("response_item_id"),
         {}
         if _TOOL_CALL_KEYS.issuperset(raw)
-        else {k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS}
+        else {k: v for k, v in raw.items() if k not in _TOOL_CALL_KEYS},
     )
-    call.__class__ = ToolCall
-    return call
 
 
 def _plain_calls(calls_raw: list[Any]) -> tuple[ToolCall, ...]:
@@ -397,21 +385,18 @@ def _plain_message(raw: dict[str, Any]) -> Message | None:
         return None
     # the calls last, as the checked path reads them: after every other check
     calls: tuple[ToolCall, ...] = _plain_calls(calls_raw) if calls_raw else ()
-    message: Any = _new(_MessageDraft)
-    message.role = role
-    message.content = content
-    message.name = name
-    message.tool_calls = calls
-    message.tool_call_id = call_id
-    message.usage_metadata = usage
-    message.metadata = metadata
-    message.extra = (
+    return _made_message(
+        role,
+        content,
+        name,
+        calls,
+        call_id,
+        usage,
+        metadata,
         {}
         if _MESSAGE_KEYS.issuperset(raw)
-        else {k: v for k, v in raw.items() if k not in _MESSAGE_KEYS}
+        else {k: v for k, v in raw.items() if k not in _MESSAGE_KEYS},
     )
-    message.__class__ = Message
-    return message
 
 
 def parse_messages(raw: Sequence[Any], what: str = "messages") -> tuple[Message, ...]:

@@ -192,6 +192,9 @@ class EvaluationRun:
 _RETRY_KEYS = ("attempt", "error_type", "reason", "retried", "budget_ratio", "delay_seconds")
 #: An `EvaluationRun` from every field, in order (`core.frozen`: 100,000 made in a big folder).
 _plain_run = plain_init(EvaluationRun)
+#: `DebugRecord(raw, source, line)` and `DumpRef(...)` the same way: one per log line, per dump.
+plain_debug_record = plain_init(DebugRecord)
+plain_dump_ref = plain_init(DumpRef)
 
 
 @dataclass(frozen=True, slots=True)

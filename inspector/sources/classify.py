@@ -25,9 +25,8 @@ from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError
 from inspector.core.errors import InspectorError
-from inspector.core.frozen import plain_init
 from inspector.core.snapshot import ContextSnapshot, looks_like_snapshot, snapshot_from_dict
-from inspector.core.timeline import DebugRecord
+from inspector.core.timeline import DebugRecord, plain_debug_record
 from inspector.core.tuning import Tuning
 from inspector.formats.base import validate
 from inspector.formats.snapshot import SnapshotEnvelope
@@ -411,7 +410,7 @@ def _classify(
             if pending:
                 flush()
             line = int(where[5:]) if where else None  # a record is "line N"
-            load.records.append(_plain_record(document, source, line))
+            load.records.append(plain_debug_record(document, source, line))
             continue
         if json_lines and is_message_dict(document):
             pending.append((where, document))
@@ -434,9 +433,6 @@ def _classify(
     flush()
     return bad_records
 
-
-#: `DebugRecord(raw, source, line)` (`core.frozen`: a big folder's logs hold 150,000 lines).
-_plain_record = plain_init(DebugRecord)
 
 #: Events of openJiuwen's compressor debug records (none is a watch line's or a model call's).
 _DEBUG_EVENTS = frozenset({"threshold_check", "span_built", "compression_retry"})

@@ -36,7 +36,7 @@ from typing import Any
 from inspector.core.errors import FormatError
 from inspector.core.frozen import plain_init
 from inspector.core.messages import Message, Tool, parse_messages, parse_tools
-from inspector.core.timeline import DumpRef
+from inspector.core.timeline import DumpRef, plain_dump_ref
 from inspector.formats.base import validate
 from inspector.formats.dump import (
     Benefit,
@@ -117,7 +117,7 @@ class DumpFile:
     @property
     def ref(self) -> DumpRef:
         """What linking to debug records needs."""
-        return _plain_ref(
+        return plain_dump_ref(
             self.id,
             self.processor,
             self.session_id or self.name_session,
@@ -129,7 +129,6 @@ class DumpFile:
 #: `DumpFile(...)` with every field given, built without the frozen `__init__`
 #: (`core.frozen`): a folder's load makes one per dump, and the parent remakes a helper's.
 plain_dump = plain_init(DumpFile)
-_plain_ref = plain_init(DumpRef)
 
 
 @functools.cache
