@@ -414,11 +414,18 @@ class TokenCounter:
             self._last_pieces = None
             return list(last[1])
         fill = getattr(self.store, "fill", None) if len(messages) >= FILL_MIN else None
-        if fill is not None:
-            unknown = [m for m in messages if not self.knows(m)]
+        if fill is None:
+            found = [self.piece_tokens(m) for m in messages]
+        else:  # each message's key made once, for the unknown ones and for their counts
+            known = self._piece_cache
+            keys = [self._cache_key(m) for m in messages]
+            unknown = [m for m, key in zip(messages, keys, strict=True) if key not in known]
             if len(unknown) >= FILL_MIN:
                 fill(self, unknown)
-        found = [self.piece_tokens(m) for m in messages]
+            found = [
+                known[key] if key in known else self.piece_tokens(m)
+                for m, key in zip(messages, keys, strict=True)
+            ]
         if type(messages) is tuple:
             self._last_pieces = (messages, tuple(found))
         return found
