@@ -298,9 +298,7 @@ class BrowserScreen(
         if worker.is_cancelled:
             return
         batch.post()
-        store = self.counters["tiktoken_cl100k"].store
-        if store is not None and hasattr(store, "flush"):
-            store.flush()
+        self.flush_counts()
         self.post_message(self.LoadFinished(batch.seen, time.monotonic() - started, follower))
 
     def _row_for(self, key: int, item: LoadResult) -> BrowserRow:

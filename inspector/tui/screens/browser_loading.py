@@ -166,6 +166,12 @@ class BrowserLoading:
         self.notify(f"stopping the load of {Path(path).name} …", timeout=3)
         return True
 
+    def flush_counts(self) -> None:
+        """Write the counts made so far to the token cache (after a load or a rebuild)."""
+        store = self.counters["tiktoken_cl100k"].store
+        if store is not None and hasattr(store, "flush"):
+            store.flush()
+
     @contextmanager
     def tracking(self, tracker: ReadTracker) -> Iterator[None]:
         """In the load worker: the reader reports to `tracker`, a count of a cancelled

@@ -117,6 +117,8 @@ class BrowserOpening:
 
         def tracking(self, tracker: ReadTracker) -> Any: ...
 
+        def flush_counts(self) -> None: ...
+
     def action_open_row(self) -> None:
         """Open the selected artifact in the context view (an error row shows its reason)."""
         row = self.selected_row()
@@ -180,9 +182,7 @@ class BrowserOpening:
                 made: BrowserRow | None = whole_row(row)
             except (LoadCancelled, CountCancelled):
                 made = None
-        store = self.counters["tiktoken_cl100k"].store
-        if store is not None and hasattr(store, "flush"):
-            store.flush()  # the counts made so far serve the next open
+        self.flush_counts()  # the counts made so far serve the next open
         self.post_message(self.RowMadeWhole(row, made))
 
     def on_browser_opening_row_made_whole(self, message: RowMadeWhole) -> None:
