@@ -266,12 +266,6 @@ def _span_note(
     return None
 
 
-def dump_recorded(dump: DumpFile, run: EvaluationRun | None, **known: Any) -> DumpRecorded:
-    """The dump's `recorded`: its header numbers plus the linked run's check and retries;
-    `known` fills what the caller found out (messages_before/after, inferred, notes, ...)."""
-    return _recorded(dump, run, **known)
-
-
 def _recorded(
     dump: DumpFile,
     run: EvaluationRun | None,
@@ -282,8 +276,9 @@ def _recorded(
     unrecoverable: tuple[str, ...] = (),
     stale_usage: Mapping[str, Any] | None = None,
 ) -> DumpRecorded:
-    """`dump_recorded`; the keywords are the fields the caller found out (every field is
-    given: `plain_dump_recorded`)."""
+    """The dump's `recorded`: its header numbers plus the linked run's check and retries;
+    the keywords are the fields the caller found out (every field is given:
+    `plain_dump_recorded`)."""
     first = run.span_counts if run is not None else None
     return plain_dump_recorded(
         outcome="compressed",
