@@ -12,6 +12,7 @@ python bench/workers/folder.py tui-fill FOLDER      # the TUI (headless) until e
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -93,21 +94,22 @@ def first_artifacts(folder: str, count: int | None = 50) -> dict[str, int]:
 
 def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
     """The browser's load: every result of `load_paths(on_demand=True)` with the token
-    cache, read in a thread beside this one (as the TUI's load worker reads: with another
-    thread running, no process pool), then `opens` dumps made whole one by one (what Enter
-    on a row costs; spread over the folder), their mean in ms."""
+    cache, read in a thread beside this one as the TUI's load worker reads (helpers from a
+    fork server, not forked; the collector paused and what is alive frozen at the end,
+    `pool.frozen_when_done`), then `opens` dumps made whole one by one (what Enter on a
+    row costs; spread over the folder), their mean in ms."""
     import threading
 
     from inspector.core.artifact import Artifact
     from inspector.sources.cache import TokenCache, cached_counters
     from inspector.sources.loader import load_paths
+    from inspector.sources.pool import frozen_when_done
 
     cache = TokenCache()
     counters = cached_counters(cache)
     results: list[object] = []
-    reader = threading.Thread(
-        target=lambda: results.extend(load_paths([folder], counters=counters, on_demand=True))
-    )
+    load = functools.partial(load_paths, [folder], counters=counters, on_demand=True)
+    reader = threading.Thread(target=lambda: results.extend(frozen_when_done(load())))
     reader.start()
     reader.join()
     loaded = time.perf_counter() - START

@@ -18,6 +18,7 @@ import glob
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -171,7 +172,9 @@ def walk_files(
 
 
 def scan_files(
-    folder: Path, suffixes: tuple[str, ...]
+    folder: Path,
+    suffixes: tuple[str, ...],
+    many: tuple[int, Callable[[], object]] | None = None,
 ) -> tuple[list[tuple[Path, bool]], list[tuple[Path, str]]]:
     """`walk_files`, each file with whether it is plainly regular: its folder entry says a
     regular file and no symlink, and its folder lets files be looked up (one `os.lstat` per
@@ -181,7 +184,8 @@ def scan_files(
 
     The walk is `os.walk(folder, followlinks=False)`'s, top-down: a folder's files, then its
     subfolders in name order; a folder that cannot be listed (or fails while listed) is
-    reported and passed over."""
+    reported and passed over. `many` (count, call): `call()` once, as soon as that many
+    files are found (work a big folder calls for, started while the walk goes on)."""
     found: list[tuple[Path, bool]] = []
     problems: list[tuple[Path, str]] = []
     pending = [os.fspath(folder)]
@@ -214,6 +218,9 @@ def scan_files(
         searchable = bool(files) and _files_reachable(root, files)
         for name, entry in files:
             found.append((here / name, searchable and _entry_is_plain_file(entry)))
+        if many is not None and len(found) >= many[0]:
+            many[1]()
+            many = None
         pending.extend(reversed(subfolders))
     return found, problems
 

@@ -104,6 +104,7 @@ from inspector.sources.pool import (
     gc_paused,
     header_job,
     thaw_heap,
+    warm_fork_server,
 )
 from inspector.sources.snapshot_links import (
     EVALUATION_TOLERANCE_SECONDS,
@@ -162,6 +163,10 @@ def load_paths(
     from inspector.sources.jiuwenswarm import swarm_results
 
     paths = list(paths)
+    # a header-level load beside other threads takes its helpers from a fork server,
+    # started as soon as a folder shows enough files (`_read_headers`)
+    header_level = on_demand or not contexts
+    warm = warm_fork_server if header_level and threading.active_count() > 1 else None
     plan: list[tuple[int, Path, bool]] = []
     missing: list[tuple[int, LoadResult]] = []  # also jiuwenswarm homes, read as a whole
     seen: set[str] = set()
@@ -176,7 +181,7 @@ def load_paths(
             if swarm is not None:
                 missing.extend((group, result) for result in swarm)  # type: ignore[misc]
                 continue
-            files, problems = _target_files(target)
+            files, problems = _target_files(target, warm)
             missing.extend((group, problem) for problem in problems)
             for file, explicit, key in files:
                 if key not in seen:
@@ -186,11 +191,15 @@ def load_paths(
     yield from _Streamer(plan, missing, groups, options).run()
 
 
-def _target_files(target: Path) -> tuple[list[tuple[Path, bool, str]], list[LoadError]]:
+def _target_files(
+    target: Path, on_many: Callable[[], None] | None = None
+) -> tuple[list[tuple[Path, bool, str]], list[LoadError]]:
     """(file, explicit, identity) for each regular file a source path stands for, and a
-    LoadError for each path that is missing, no regular file or a folder not listable."""
+    LoadError for each path that is missing, no regular file or a folder not listable;
+    `on_many()` as soon as a folder shows `POOL_MIN_FILES` files."""
     if target.is_dir():
-        found, unlisted = scan_files(target, FOLDER_SUFFIXES)
+        many = None if on_many is None else (POOL_MIN_FILES, on_many)
+        found, unlisted = scan_files(target, FOLDER_SUFFIXES, many)
         errors = [LoadError(str(folder), why) for folder, why in unlisted]
         base = folder_base(target)
         files: list[tuple[Path, bool, str]] = []

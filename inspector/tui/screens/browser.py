@@ -38,6 +38,7 @@ from inspector.core.live_tracker import LiveTracker
 from inspector.core.tokens import TokenCounter
 from inspector.sources.connect import ConnectRequest, classify_source
 from inspector.sources.follow import FileFollower
+from inspector.sources.pool import frozen_when_done
 from inspector.tui.count_cancel import CountCancelled
 from inspector.tui.rows import (
     BrowserRow,
@@ -284,7 +285,7 @@ class BrowserScreen(
         done: set[str] = set()
         with self.tracking(tracker):
             try:
-                for item in self.loader(self.sources):
+                for item in frozen_when_done(self.loader(self.sources)):
                     if worker.is_cancelled:
                         return
                     tracker.finished(item.source)
