@@ -1,8 +1,9 @@
 """A header-level load beside other threads (the TUI's browser) takes its helpers from a
-fork server; the server is started as soon as the folder's walk shows `POOL_MIN_FILES`
-files (`pool.warm_fork_server`, through `files.scan_files(many=...)`), not after the walk,
-so its start overlaps the listing. Never for a load without other threads (it forks), a
-full load or a small folder; the results are those of a load without helpers.
+fork server (`sources.fork_server`), started early: by the app's factory when a source is
+a folder, and by the load as soon as its walk shows `POOL_MIN_FILES` files (through
+`files.scan_files(many=...)`), not after the walk. Never for a load without other threads
+(it forks), a full load or a small folder; the results are those of a load without
+helpers; the module starts the server without importing the loading modules.
 Behaviour only; timings live in bench/."""
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from inspector.sources import fork_server
 from inspector.sources.files import scan_files
-from tests.conftest import fresh_interpreter_json
+from inspector.tui.app import create_app
+from tests.conftest import fresh_interpreter_json, loaded_modules
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_dumps"
 
@@ -113,3 +116,36 @@ def test_a_threaded_header_load_starts_the_server_during_the_walk(tmp_path: Path
     assert got["header"] == ["warm", "helpers:forkserver"]  # `stats` in a thread alike
     assert got["full"] == []  # a full load has no helpers
     assert got["small"] == []  # too few files: neither
+
+
+def test_the_app_factory_starts_the_server_for_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(fork_server, "warm_fork_server", lambda: calls.append("warm"))
+    dump = next(SAMPLES.rglob("*Compressor_*.json"))
+    create_app([str(dump)])
+    assert calls == []  # a file alone: no folder load to help
+    create_app([str(SAMPLES)], loader=lambda sources: iter(()))
+    assert calls == []  # a loader of its own: not the folder load
+    create_app([str(dump), str(SAMPLES)])
+    assert calls == ["warm"]
+
+
+_LIGHT = """
+import json, sys
+from inspector.sources import fork_server
+fork_server.warm_fork_server()
+fork_server.warm_fork_server()  # once per process
+print(json.dumps({"modules": sorted(sys.modules), "serves": fork_server.can_serve()}))
+"""
+
+
+def test_the_server_starts_before_any_loading_module_is_imported() -> None:
+    got = fresh_interpreter_json(_LIGHT)
+    assert loaded_modules(got, ("inspector",)) == [
+        "inspector",
+        "inspector.sources",
+        "inspector.sources.fork_server",
+    ]
+    assert loaded_modules(got, ("pydantic", "textual")) == []

@@ -95,10 +95,15 @@ def first_artifacts(folder: str, count: int | None = 50) -> dict[str, int]:
 def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
     """The browser's load: every result of `load_paths(on_demand=True)` with the token
     cache, read in a thread beside this one as the TUI's load worker reads (helpers from a
-    fork server, not forked; the collector paused and what is alive frozen at the end,
+    fork server, not forked, the server started first, as the app's factory starts it for
+    a folder; the collector paused and what is alive frozen at the end,
     `pool.frozen_when_done`), then `opens` dumps made whole one by one (what Enter on a
     row costs; spread over the folder), their mean in ms."""
     import threading
+
+    from inspector.sources.fork_server import warm_fork_server
+
+    warm_fork_server()  # `tui.app.create_app`, before the imports below (the app's are done)
 
     from inspector.core.artifact import Artifact
     from inspector.sources.cache import TokenCache, cached_counters

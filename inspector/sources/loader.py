@@ -93,6 +93,7 @@ from inspector.sources.files import (
     scan_files,
     walk_files,
 )
+from inspector.sources.fork_server import warm_fork_server
 from inspector.sources.jsonio import MAX_FILE_BYTES
 from inspector.sources.llm_request import model_call, with_evaluations
 from inspector.sources.neighbours import NeighbourFacts
@@ -104,7 +105,6 @@ from inspector.sources.pool import (
     gc_paused,
     header_job,
     thaw_heap,
-    warm_fork_server,
 )
 from inspector.sources.snapshot_links import (
     EVALUATION_TOLERANCE_SECONDS,

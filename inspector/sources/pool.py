@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-import os
 import queue as queue_module
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import fields
 from operator import attrgetter
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, TypeVar
 
 from inspector.sources.classify import FileLoad, Skipped, load_one
 from inspector.sources.dump import DumpFile, plain_dump
+from inspector.sources.fork_server import PRELOAD
 
 T = TypeVar("T")
 
@@ -76,31 +76,6 @@ def frozen_when_done(results: Iterable[T]) -> Iterator[T]:
     with gc_paused():
         yield from results
         gc.freeze()
-
-
-_warm_lock = threading.Lock()
-_warmed = False
-
-
-def warm_fork_server() -> None:
-    """Start the fork server a threaded load takes its helpers from (`ChunkSharing`), once
-    per process, if this machine has a second core and fork servers: the server (a fresh
-    interpreter that imports the loading modules) then starts while the folder is still
-    listed, not after (its first helper waited ~0.15 s for it). Returns at once, the
-    server starting beside; a server that cannot start is the helpers' to find out
-    (`ChunkSharing` reads their files in this process then)."""
-    global _warmed
-    with _warm_lock:
-        if _warmed:
-            return
-        _warmed = True
-    if (os.cpu_count() or 1) < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
-        return
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload([__name__])
-    with suppress(OSError, RuntimeError, ValueError):
-        forkserver.ensure_running()
 
 
 def freeze_heap() -> bool:
@@ -214,7 +189,7 @@ class ChunkSharing:
             return self
         context = multiprocessing.get_context(self.method)
         if self.method == "forkserver":
-            context.set_forkserver_preload([__name__])
+            context.set_forkserver_preload(list(PRELOAD))
         try:
             self.lock = context.Lock()
             self.next = context.RawValue("q", 0)

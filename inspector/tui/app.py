@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -195,8 +196,12 @@ def create_app(
 
         counters = cached_counters(TokenCache())  # cl100k counts persist between runs
     if loader is None:
+        from inspector.sources import fork_server
         from inspector.sources.loader import load_paths
 
+        if any(os.path.isdir(source) for source in sources):
+            # a big folder's load takes helpers from it; it starts while the app does
+            fork_server.warm_fork_server()
         # rows from each file's recorded fields; a dump's context is rebuilt when opened
         loader = functools.partial(load_paths, counters=counters, on_demand=True)
     return InspectorApp(sources, dict(overrides or {}), counters, loader)
