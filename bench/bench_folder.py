@@ -13,9 +13,9 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
   file. Goal <= 1.5x.
 * the browser's load (`browse`): `load_paths(on_demand=True)` read in a thread beside the
   main one, as the TUI's load worker reads (helpers from a fork server, not forked; the
-  collector paused, then the heap frozen, `pool.frozen_when_done`), every row's recorded
-  fields; each dump's context is rebuilt when its row is opened (the worker
-  then opens 50 and prints the mean per open). Goal <= 1.5x.
+  collector paused through the load, then the heap frozen, as the browser and the app
+  do), every row's recorded fields; each dump's context is rebuilt when its row is opened
+  (the worker then opens 50 and prints the mean per open). Goal <= 1.5x.
 * the TUI's fill (`tui`, information): the app run headless (`App.run_test`) on the folder
   until the browser's load is done and no row is pending, beside the full load it shows.
 * `inspector stats --json --no-findings FOLDER` (the header-level pass: the issue's

@@ -12,7 +12,7 @@ python bench/workers/folder.py tui-fill FOLDER      # the TUI (headless) until e
 
 from __future__ import annotations
 
-import functools
+import gc
 import json
 import os
 import sys
@@ -96,9 +96,10 @@ def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
     """The browser's load: every result of `load_paths(on_demand=True)` with the token
     cache, read in a thread beside this one as the TUI's load worker reads (helpers from a
     fork server, not forked, the server started first, as the app's factory starts it for
-    a folder; the collector paused and what is alive frozen at the end,
-    `pool.frozen_when_done`), then `opens` dumps made whole one by one (what Enter on a
-    row costs; spread over the folder), their mean in ms."""
+    a folder; the collector paused through the load, as the browser holds it,
+    `BrowserLoading.hold_collector`, and what is alive frozen at its end, as the app
+    freezes it), then `opens` dumps made whole one by one (what Enter on a row costs;
+    spread over the folder), their mean in ms."""
     import threading
 
     from inspector.sources.fork_server import warm_fork_server
@@ -108,13 +109,18 @@ def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
     from inspector.core.artifact import Artifact
     from inspector.sources.cache import TokenCache, cached_counters
     from inspector.sources.loader import load_paths
-    from inspector.sources.pool import frozen_when_done
+    from inspector.sources.pool import gc_paused
 
     cache = TokenCache()
     counters = cached_counters(cache)
     results: list[object] = []
-    load = functools.partial(load_paths, [folder], counters=counters, on_demand=True)
-    reader = threading.Thread(target=lambda: results.extend(frozen_when_done(load())))
+
+    def read() -> None:
+        with gc_paused():
+            results.extend(load_paths([folder], counters=counters, on_demand=True))
+            gc.freeze()
+
+    reader = threading.Thread(target=read)
     reader.start()
     reader.join()
     loaded = time.perf_counter() - START

@@ -107,7 +107,8 @@ def _no_such_command(word: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `inspector` console script."""
+    """Entry point of the `inspector` console script (`argv` None: this process's own
+    arguments; the TUI then ends the process when the app closes, `run_tui`)."""
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command is None:
             from inspector.cli.launch import run_tui
 
-            return run_tui(args)
+            return run_tui(args, end_process=argv is None)
         module = importlib.import_module(COMMAND_MODULES[command])
         with masked_output(args):
             return int(module.run(args))

@@ -18,8 +18,10 @@ import time
 from inspector.cli.common import check_overrides, default_sources, tuning_overrides
 
 
-def run_tui(args: argparse.Namespace) -> int:
-    """Open the app on the sources (or the defaults) with the tuning flags as starting values."""
+def run_tui(args: argparse.Namespace, end_process: bool = False) -> int:
+    """Open the app on the sources (or the defaults) with the tuning flags as starting values;
+    its exit status. `end_process` (the console script): end the process once the app has
+    closed, without tearing down what it loaded."""
     overrides = tuning_overrides(args)
     check_overrides(overrides)
     sources = list(args.sources) or default_sources()
@@ -29,6 +31,8 @@ def run_tui(args: argparse.Namespace) -> int:
     app.run()
     code = int(app.return_code or 0)
     _let_threads_finish(grace=1.0)  # a worker thread cannot be interrupted; the user asked to quit
+    if not end_process:
+        return code
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(ValueError, OSError):
             stream.flush()

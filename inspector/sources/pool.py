@@ -14,18 +14,16 @@ import gc
 import multiprocessing
 import queue as queue_module
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from inspector.sources.classify import FileLoad, Skipped, load_one
 from inspector.sources.dump import DumpFile, plain_dump
 from inspector.sources.fork_server import PRELOAD
-
-T = TypeVar("T")
 
 #: A header-level load (`contexts=False`) reads files in a process pool from this many files.
 POOL_MIN_FILES = 64
@@ -44,38 +42,56 @@ def gc_paused() -> Iterator[None]:
     A load builds objects that all stay alive; each young collection would walk those
     made since the last one, and a third of a big folder's read went to that. Freed
     memory is the same: only reference cycles wait, until the collector runs again."""
+    _pause()
+    try:
+        yield
+    finally:
+        _unpause()
+
+
+def _pause() -> None:
     global _pauses, _resume
     with _pause_lock:
         if _pauses == 0:
             _resume = gc.isenabled()
             gc.disable()
         _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume:
-                gc.enable()
 
 
-def frozen_when_done(results: Iterable[T]) -> Iterator[T]:
-    """`results` with the cyclic collector paused throughout (`gc_paused`: in every
-    thread), and, once they are all taken, everything alive frozen (`gc.freeze`) before
-    the collector runs again: for a threaded process that keeps what it loaded for its
-    life (the TUI's load worker; the app unfreezes when it ends). Not frozen when the
-    consumer stops early (the pause ends when the generator is closed).
+def _unpause() -> None:
+    global _pauses
+    with _pause_lock:
+        _pauses -= 1
+        if _pauses == 0 and _resume:
+            gc.enable()
 
-    A threaded load cannot freeze what it read while it makes its results (`freeze_heap`),
-    and the collections after its read walked all of it three times (the first young one
-    all that the paused read made, then a middle and a full one: 150 ms of a 5,000-dump
-    browser load). Garbage cycles made during the pause (by any thread) are frozen with
-    the rest: 3,300 unreachable objects of 537,000 at the end of the TUI's load of that
-    folder, where the app's own freeze after a load with the collector on had found
-    15,500 (`tui/app.py`)."""
-    with gc_paused():
-        yield from results
-        gc.freeze()
+
+class CollectorHold:
+    """A `gc_paused` pause that spans events, not a block: from `hold()` until `release()`
+    (each idempotent: a second `hold` or `release` does nothing). The browser holds one from
+    its listing until its rows are in and the heap frozen: the UI thread makes each row's
+    cells as its batches come, and with the collector on, its full collections walked every
+    cell made so far (5.3 s of a 50,500-file folder's 24 s fill)."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def hold(self) -> None:
+        with self._lock:
+            if not self._held:
+                _pause()
+                self._held = True
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held:
+                self._held = False
+                _unpause()
 
 
 def freeze_heap() -> bool:

@@ -38,7 +38,6 @@ from inspector.core.live_tracker import LiveTracker
 from inspector.core.tokens import TokenCounter
 from inspector.sources.connect import ConnectRequest, classify_source
 from inspector.sources.follow import FileFollower
-from inspector.sources.pool import frozen_when_done
 from inspector.tui.count_cancel import CountCancelled
 from inspector.tui.rows import (
     BrowserRow,
@@ -206,6 +205,10 @@ class BrowserScreen(
         for source in self.live_sources[:1]:
             self._connect_source(source)
 
+    def on_unmount(self) -> None:
+        """A load still held the collector paused: the screen goes, the pause with it."""
+        self.release_collector()
+
     # --- loading -------------------------------------------------------------------------
 
     def start_loading(self) -> None:
@@ -215,8 +218,10 @@ class BrowserScreen(
         (`_load_after_listing`): started beside the listing, its reading held the
         interpreter and a 5,000-file folder's first rows waited seconds for it. Following
         stops during the load and starts again after it; rows of a live connection stay.
+        The cyclic collector is paused until the rows are in (`hold_collector`).
         """
         self._stop_following()
+        self.hold_collector()
         self.rows[:] = [row for row in self.rows if self._from_connection(row)]
         self.pending.clear()
         self.reading = True
@@ -285,7 +290,7 @@ class BrowserScreen(
         done: set[str] = set()
         with self.tracking(tracker):
             try:
-                for item in frozen_when_done(self.loader(self.sources)):
+                for item in self.loader(self.sources):
                     if worker.is_cancelled:
                         return
                     tracker.finished(item.source)
@@ -375,6 +380,7 @@ class BrowserScreen(
         freeze = getattr(self.app, "freeze_heap", None)
         if freeze is not None:
             freeze()
+        self.release_collector()
         self._first_load_done()
 
     # --- live: following files and connections -----------------------------------------

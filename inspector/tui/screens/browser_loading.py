@@ -28,6 +28,7 @@ from inspector.core.artifact import LoadError, LoadResult
 from inspector.core.redact import shown_name
 from inspector.core.tokens import TokenCounter
 from inspector.sources.jsonstream import READ_PROGRESS
+from inspector.sources.pool import CollectorHold
 from inspector.tui.count_cancel import CountCancelled, cancellable
 from inspector.tui.rows import BrowserRow, RowBatch, error_row
 
@@ -115,6 +116,7 @@ class BrowserLoading:
     loader: Callable[[list[str]], Any]
     _read_tracker: ReadTracker | None = None
     _read_timer: Timer | None = None
+    _collector: CollectorHold | None = None
 
     if TYPE_CHECKING:  # provided by the screen; declared for type checkers
 
@@ -125,6 +127,18 @@ class BrowserLoading:
         def notify(self, message: str, **kw: Any) -> None: ...
 
         def _row_for(self, key: int, item: LoadResult) -> BrowserRow: ...
+
+    def hold_collector(self) -> None:
+        """The cyclic collector paused from the listing until the load's rows are in and the
+        heap frozen (`release_collector`; `pool.CollectorHold`)."""
+        if self._collector is None:
+            self._collector = CollectorHold()
+        self._collector.hold()
+
+    def release_collector(self) -> None:
+        """End `hold_collector`'s pause (the load is done, or the screen goes)."""
+        if self._collector is not None:
+            self._collector.release()
 
     def watch_reads(self) -> ReadTracker:
         """A new tracker for the load about to start, drawn every `LOOK_EVERY` s."""
