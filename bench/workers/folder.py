@@ -104,7 +104,9 @@ def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
 
     from inspector.sources.fork_server import warm_fork_server
 
-    warm_fork_server()  # `tui.app.create_app`, before the imports below (the app's are done)
+    # as `tui.app.create_app` does for a folder; the app's load starts later still (after
+    # its first screen), so its helpers find the server at least as ready as these do
+    warm_fork_server()
 
     from inspector.core.artifact import Artifact
     from inspector.sources.cache import TokenCache, cached_counters
