@@ -146,7 +146,7 @@ async def test_follow_paths_reports_new_dumps_within_a_second(tmp_path: Path) ->
     stream: AsyncIterator[LiveEvent] = follow_paths([tmp_path], interval=0.1)
     state = await asyncio.wait_for(stream.__anext__(), 2)
     assert (
-        isinstance(state, SourceState) and state.state == "following" and "1 files" in state.detail
+        isinstance(state, SourceState) and state.state == "following" and state.detail == "1 file"
     )
     first = await asyncio.wait_for(stream.__anext__(), 2)
     assert isinstance(first, NewArtifact) and first.artifact.source.endswith("first.json")

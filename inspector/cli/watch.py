@@ -252,7 +252,7 @@ def _file_stream(paths: list[str], args: argparse.Namespace) -> LiveStream:
         async def once() -> AsyncIterator[LiveEvent]:
             follower = FileFollower(paths, settle=0.0)
             events = await asyncio.to_thread(follower.poll)
-            yield SourceState(label, "following", f"{follower.file_count} files")
+            yield SourceState(label, "following", follower.files_text)
             for event in events:
                 yield event
 

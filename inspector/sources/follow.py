@@ -244,6 +244,12 @@ class FileFollower:
         """How many files are being followed."""
         return len(self._signatures)
 
+    @property
+    def files_text(self) -> str:
+        """What the live indicator says is followed: "1 file", "12 files"."""
+        count = self.file_count
+        return f"{count} file" if count == 1 else f"{count} files"
+
     def _group_of(self, path: Path, root: Path) -> tuple[Path, bool]:
         """The group a file reloads with: its session folder, or the file alone.
 
@@ -381,7 +387,7 @@ async def follow_paths(
     follower = FileFollower(paths, settle=settle, include_existing=include_existing, notify=True)
     label = ", ".join(str(p) for p in follower.roots)
     events = await asyncio.to_thread(follower.poll)
-    yield SourceState(label, "following", f"{follower.file_count} files")
+    yield SourceState(label, "following", follower.files_text)
     for event in events:
         yield event
     try:

@@ -413,7 +413,7 @@ class BrowserScreen(
         means "the load is done" to callers and tests.
         """
         self._follower = follower
-        self.follow_state = SourceState("files", "following", f"{follower.file_count} files")
+        self.follow_state = SourceState("files", "following", follower.files_text)
         self._show_live()
         if self._follow_timer is not None:
             self._follow_timer.stop()
@@ -443,7 +443,7 @@ class BrowserScreen(
         except Exception as error:  # noqa: BLE001 - shown on the indicator, never a traceback
             self.post_message(self.LiveEnded("follow", f"{type(error).__name__}: {error}"))
             return
-        count = f"{follower.file_count} files"
+        count = follower.files_text
         if count != files:
             events.append(SourceState("files", "following", count))
         if events and not get_current_worker().is_cancelled:
