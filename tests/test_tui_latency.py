@@ -166,9 +166,9 @@ async def test_filter_keys_typed_together_redraw_once_and_an_unchanged_result_no
             redraws.append(browser.text_filter)
             refresh()
 
-        def counted_replace(rows: Any) -> None:
+        def counted_replace(rows: Any, **kwargs: Any) -> None:
             replaced.append(len(rows))
-            replace(rows)
+            replace(rows, **kwargs)
 
         browser._refresh_table = counted_refresh  # type: ignore[method-assign]
         table.replace_rows = counted_replace  # type: ignore[method-assign]

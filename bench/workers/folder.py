@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 START = time.perf_counter()
 
@@ -135,23 +136,43 @@ def on_demand(folder: str, opens: int = 50) -> dict[str, float]:
     return {"rows": len(results), "loaded": loaded, "opens": len(made), "open_ms": opened * 1e3}
 
 
-def tui_fill(folder: str, limit: float = 900.0) -> dict[str, int]:
+#: The tick of the fill's watching loop, which runs in the app's event loop.
+TICK = 0.02
+
+
+def stalls(late: list[float]) -> dict[str, float]:
+    """The longest time the app's event loop kept a 20 ms tick waiting (a key pressed then
+    waited as long), the 99th percentile of those delays and their sum."""
+    ordered = sorted(late) or [0.0]
+    return {
+        "stall_max": round(ordered[-1], 3),
+        "stall_p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 3),
+        "stalled": round(sum(ordered), 2),
+    }
+
+
+def tui_fill(folder: str, limit: float = 900.0) -> dict[str, Any]:
     """The app on `folder`, headless (`App.run_test`, 120x40), until the browser's load is
-    done and every row is filled (the rows a person sees fill in, with the token cache)."""
+    done and every row is filled (the rows a person sees fill in, with the token cache),
+    with how long the app's event loop stalled meanwhile (`stalls`): how long a key pressed
+    during the fill may wait."""
     import asyncio
 
     from inspector.tui.app import create_app
     from inspector.tui.screens.browser import BrowserScreen
 
-    async def fill() -> dict[str, int]:
+    async def fill() -> dict[str, Any]:
         app = create_app([folder])
+        late: list[float] = []  # how late each 20 ms tick of this loop woke: the UI's stalls
         async with app.run_test(size=(120, 40)):
             while time.perf_counter() - START < limit:
-                await asyncio.sleep(0.02)
+                asked = time.perf_counter()
+                await asyncio.sleep(TICK)
+                late.append(time.perf_counter() - asked - TICK)
                 screen = app.screen
                 if isinstance(screen, BrowserScreen) and not screen.reading and screen.rows:
                     pending = sum(1 for row in screen.shown if row.outcome_kind == "pending")
-                    return {"rows": len(screen.rows), "pending": pending}
+                    return {"rows": len(screen.rows), "pending": pending, **stalls(late)}
         raise SystemExit(f"the browser was still loading after {limit:.0f} s")
 
     return asyncio.run(fill())

@@ -66,7 +66,12 @@ from inspector.tui.widgets.quiet_footer import QuietFooter
 
 Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
+#: A loading worker posts its rows every this many seconds (`RowBatch`) ...
 BATCH_SECONDS = 0.15
+#: ... and at most this many rows a message (`RowBatch`).
+BATCH_ROWS = 400
+#: ... and no more than this many batches posted and not yet shown (`RowBatch`).
+ROWS_IN_FLIGHT = 2
 #: Rows drawn before the rest of a long listing is measured (more than a screen holds).
 FIRST_SCREEN_ROWS = 200
 #: Longest wait (seconds) for that screenful to be drawn before the rest is measured.
@@ -89,10 +94,14 @@ class BrowserScreen(
     class RowsLoaded(TextualMessage):
         """The loading worker read some more rows."""
 
-        def __init__(self, rows: Sequence[BrowserRow], seen: int) -> None:
+        def __init__(
+            self, rows: Sequence[BrowserRow], seen: int, batch: RowBatch | None = None
+        ) -> None:
             super().__init__()
             self.rows = list(rows)
             self.seen = seen
+            #: The worker's batches, told when these rows are shown (`RowBatch.taken`).
+            self.batch = batch
 
     class EntriesListed(TextualMessage):
         """The files about to be read, listed by name before any is parsed."""
@@ -285,7 +294,11 @@ class BrowserScreen(
         tracker = self._read_tracker or ReadTracker()
         follower = primed_follower(self.sources, self.loader, FOLLOW_SETTLE)
         batch = RowBatch(
-            lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen)), BATCH_SECONDS
+            lambda rows, seen: self.post_message(self.RowsLoaded(rows, seen, batch)),
+            BATCH_SECONDS,
+            BATCH_ROWS,
+            ROWS_IN_FLIGHT,
+            lambda: worker.is_cancelled,
         )
         done: set[str] = set()
         with self.tracking(tracker):
@@ -317,7 +330,15 @@ class BrowserScreen(
             return error_row(key, LoadError(item.source, f"could not evaluate: {error}", item.id))
 
     def on_browser_screen_rows_loaded(self, message: RowsLoaded) -> None:
-        """Append the visible new rows (O(batch)); the full sort waits for the end of the load."""
+        """Append the visible new rows (O(batch)); the full sort waits for the end of the load.
+        The worker may then post another batch (`RowBatch.taken`)."""
+        try:
+            self._show_loaded(message)
+        finally:
+            if message.batch is not None:
+                message.batch.taken()
+
+    def _show_loaded(self, message: RowsLoaded) -> None:
         self.rows.extend(message.rows)
         new_rows = self._adopt_pending(message.rows) if self.pending else message.rows
         self.query_one("#load-status", Static).update(
@@ -363,7 +384,7 @@ class BrowserScreen(
         self._refresh_table()
         if self._adopted:  # placeholders were replaced: widths fitted to the rows once
             self._adopted = False
-            self.query_one("#table", BrowserTable).remeasure()
+            self.query_one("#table", BrowserTable).fit_to_settled()
         errors = sum(1 for row in self.rows if row.error is not None)
         contexts = len(self.rows) - errors
         self.query_one("#load-line").display = False

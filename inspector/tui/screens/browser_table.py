@@ -326,6 +326,11 @@ class BrowserTable(DataTable[Any]):
         self._tables: dict[tuple[str, ...], tuple[tuple[Any, ...], Any, Any, Any]] = {}
         #: Called (once, soon after) when the table has next drawn its lines with rows.
         self._after_draw: Callable[[], None] | None = None
+        #: Keys of the rows shown only until their real cells come (`replace_rows`'s
+        #: `provisional`, a folder's placeholders): their widths count until then.
+        self._provisional: set[str] = set()
+        #: Column key -> the widest cell measured in any other row (`fit_to_settled`).
+        self._settled: dict[Any, int] = {}
 
     def watch_virtual_size(self, old: Size, new: Size) -> None:
         """Scrollbars and scroll position follow a new height in place while a vertical
@@ -369,24 +374,36 @@ class BrowserTable(DataTable[Any]):
         row_key = RowKey(key)
         if row_key not in self._row_locations:
             raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
-        self._made.pop(key, None)
         self._tables.clear()
-        self._data[row_key] = dict(
-            zip((column.key for column in self.ordered_columns), cells, strict=True)
-        )
+        data = dict(zip((column.key for column in self.ordered_columns), cells, strict=True))
+        self._data[row_key] = data
+        self._made[key] = (cells, row_key, self.rows[row_key], data)
         self._measured[key] = cells
-        self._new_rows.add(row_key)
-        self._require_update_dimensions = True
+        self._provisional.discard(key)
+        self._measure_now([(key, cells)])
         self._update_count += 1
         self.refresh()
 
     def remeasure(self) -> None:
         """Every column's width measured again from its label and every row's cells, once
         (what `update_cell(update_width=True)` did per cell), then fitted (`_fit`): now, not
-        when next idle, so the table that follows the load is drawn with its final widths."""
+        when next idle, so the table that follows is drawn with its final widths."""
         for column in self.columns.values():
             column.content_width = column.label.cell_len
         self._update_dimensions(list(self.rows))
+        self._update_count += 1
+        self.refresh()
+
+    def fit_to_settled(self) -> None:
+        """Each column as wide as its label and the widest cell of the rows that were never
+        provisional, or replaced theirs, then fitted: `remeasure`'s widths once the
+        placeholders are all replaced, without measuring a cell again (a 50,000-file
+        folder's last frame waited 1.2 s for that). Rows not yet measured are measured
+        when the table is next idle, as new rows are."""
+        settled = self._settled
+        for column in self.columns.values():
+            column.content_width = max(column.label.cell_len, settled.get(column.key, 0))
+        self._update_dimensions(())
         self._update_count += 1
         self.refresh()
 
@@ -407,6 +424,8 @@ class BrowserTable(DataTable[Any]):
     def clear(self, columns: bool = False) -> BrowserTable:
         """DataTable's `clear` (kept tables forgotten, as for `add_row`)."""
         self._tables.clear()
+        self._provisional.clear()
+        self._settled.clear()
         super().clear(columns)
         return self
 
@@ -452,18 +471,14 @@ class BrowserTable(DataTable[Any]):
         which this table never has; the console's options are made once per pass, not once
         per cell, and the height is the row count (every row is one line): a 5,000-file
         folder's load spent most of its time in those two."""
-        console = self.app.console
-        options = console.options
-        columns = self.ordered_columns
-        for row_key in new_rows:
-            cells = self._data.get(row_key)
-            if cells is None or row_key not in self._row_locations:
-                continue  # removed before the table was next idle
-            for column in columns:
-                cell = cells.get(column.key)
-                width = 0 if cell is None else cell_width(cell, console, options)
-                if width > column.content_width:
-                    column.content_width = width
+        keys = [column.key for column in self.ordered_columns]
+        data, locations = self._data, self._row_locations
+        self._measure(
+            (row_key.value, [cells.get(key) for key in keys])
+            for row_key in new_rows
+            # a row removed before the table was next idle is not measured
+            if (cells := data.get(row_key)) is not None and row_key in locations
+        )
         data_width = sum(column.get_render_width(self) for column in self.columns.values())
         header_height = self.header_height if self.show_header else 0
         self.virtual_size = Size(
@@ -557,31 +572,60 @@ class BrowserTable(DataTable[Any]):
         columns = [column.key for column in self.ordered_columns]
         first = self.row_count
         self._tables.clear()
+        made = self._made
         for offset, (key, cells) in enumerate(rows):
             row_key = RowKey(key)
             if row_key in self._row_locations:
                 raise DuplicateKey(f"The row key {row_key!r} already exists.")
             self._row_locations[row_key] = first + offset
-            self._data[row_key] = dict(zip(columns, cells, strict=True))
-            self.rows[row_key] = Row(row_key, 1)
-            self._new_rows.add(row_key)
+            data = self._data[row_key] = dict(zip(columns, cells, strict=True))
+            row = self.rows[row_key] = Row(row_key, 1)
+            made[key] = (cells, row_key, row, data)
             self._measured[key] = cells
-        self._require_update_dimensions = True
+        self._measure_now(rows)
         self.cursor_coordinate = self.cursor_coordinate
         if first == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
             self._highlight_cursor()  # a cell to highlight where there was none
         self._update_count += 1
         self.check_idle()
 
-    def replace_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+    def _measure_now(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Measure `rows`' cells at once; the table's size and fit follow when it is next
+        idle. A load's rows waited for the table's idle, which a busy screen put off: a
+        50,000-file folder's were measured in a few passes of up to 1.3 s each, each a
+        frozen screen; now each batch's rows cost their batch."""
+        self._measure(rows)
+        self._require_update_dimensions = True
+
+    def _measure(self, rows: Iterable[tuple[str, Sequence[Any]]]) -> None:
+        """Widen each column to the widest of `rows`' cells ((key, cells in column order),
+        None for a missing cell) and, for rows not provisional, its settled width."""
+        console = self.app.console
+        options = console.options
+        columns = self.ordered_columns
+        settled, provisional = self._settled, self._provisional
+        for key, cells in rows:
+            counted = key not in provisional
+            for column, cell in zip(columns, cells, strict=False):
+                width = 0 if cell is None else cell_width(cell, console, options)
+                if width > column.content_width:
+                    column.content_width = width
+                if counted and width > settled.get(column.key, 0):
+                    settled[column.key] = width
+
+    def replace_rows(
+        self, rows: Sequence[tuple[str, Sequence[Any]]], provisional: Iterable[str] = ()
+    ) -> None:
         """Show exactly `rows` ((key, cells), top to bottom), in one step.
 
         The same end state as `clear()` then `add_row` for each (cursor and scroll kept,
         clamped), in O(rows) with no per-row events: `add_row` costs ~0.2 ms a row and
         every added row is measured again, so a filter key in a 5,000-row browser took
         seconds. Only cells never measured before are measured (column widths only grow,
-        as with `add_row`).
+        as with `add_row`). `provisional`: the keys of rows shown until `replace_cells`
+        gives them their real cells (their widths do not count for `fit_to_settled`).
         """
+        self._provisional.update(provisional)
         self._clear_caches()
         keys = tuple(key for key, _ in rows)
         kept = self._tables.get(keys)
