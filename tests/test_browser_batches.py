@@ -16,16 +16,20 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets.data_table import DuplicateKey
 
+from bench.synth import write_folder
 from inspector.core.artifact import LoadError, LoadResult
+from inspector.sources.entries import list_entries
 from inspector.tui.app import create_app
 from inspector.tui.rows import BrowserRow, RowBatch
-from inspector.tui.screens import browser
+from inspector.tui.screens import browser, browser_filters, browser_table
 from inspector.tui.screens.browser import BrowserScreen
 from inspector.tui.screens.browser_table import COLUMNS, BrowserTable
 from tests.test_tui_count_progress import wait_for
@@ -170,3 +174,92 @@ async def test_fitted_widths_leave_out_replaced_placeholders_only() -> None:
         table.clear()  # a new load: nothing settled any more
         table.fit_to_settled()
         assert session.content_width == len("session")
+
+
+async def test_a_replaced_row_can_take_the_key_of_the_row_that_replaced_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A placeholder's place takes its row's key: the table built after the load (by row
+    keys) then finds that row made and measured, and measures none of it again."""
+    app = _Table()
+    async with app.run_test(size=(200, 20)) as pilot:
+        table = app.query_one(BrowserTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        table.replace_rows(
+            [("-1", _cells("s", "placeholder")), ("-2", _cells("s", "other"))], provisional=["-2"]
+        )
+        await pilot.pause()
+        real = _cells("s", "real")
+        table.replace_cells("-2", real, "7")
+        assert table.row_keys == ["-1", "7"]  # in the placeholder's place
+        with pytest.raises(DuplicateKey):
+            table.replace_cells("7", real, "-1")
+        measured: list[Any] = []
+        original = browser_table.cell_width
+        monkeypatch.setattr(
+            browser_table, "cell_width", lambda *a: measured.append(a) or original(*a)
+        )
+        table.replace_rows([("7", real), ("-1", table.get_row("-1"))])
+        await pilot.pause()
+        assert table.row_keys == ["7", "-1"]
+        assert len(measured) == len(COLUMNS)  # "-1"'s new cell list only, not "7"'s
+
+
+def test_a_long_listing_is_shown_in_steps_then_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the first screenful, the listed rows go in `LISTING_STEP` at a time; the load
+    starts once every one is in. A filter applied between two steps ends the steps, and
+    the table then holds exactly the rows it leaves."""
+    monkeypatch.setattr(browser, "FIRST_SCREEN_ROWS", 20)
+    monkeypatch.setattr(browser_filters, "LISTING_STEP", 30)
+    folder = write_folder(tmp_path / "f", dumps=150, sessions=3, messages_per_dump=4)
+    steps: list[int] = []
+    at_load: list[int] = []
+    append_rows = BrowserTable.append_rows
+
+    def spied(self: BrowserTable, rows: Any, provisional: Any = ()) -> None:
+        if not at_load:
+            steps.append(len(rows))
+        append_rows(self, rows, provisional)
+
+    monkeypatch.setattr(BrowserTable, "append_rows", spied)
+
+    async def run(filtered: bool) -> tuple[list[str], list[str]]:
+        screen: Any = None
+        seen: list[list[str]] = []  # the table's keys, and the filter's, when the load starts
+
+        def loader(sources: Iterable[str]) -> Iterator[LoadResult]:
+            table = screen.query_one("#table", BrowserTable)
+            at_load.append(table.row_count)
+            seen.extend([table.row_keys, [str(row.key) for row in screen.filtered_rows()]])
+            yield from ()
+
+        if filtered:
+
+            def filtering(self: BrowserTable, rows: Any, provisional: Any = ()) -> None:
+                spied(self, rows, provisional)
+                if len(steps) == 2:  # a filter typed between two steps
+                    screen.text_filter = "s001"
+                    screen._refresh_table()
+
+            monkeypatch.setattr(BrowserTable, "append_rows", filtering)
+        app = create_app([str(folder)], loader=loader)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, BrowserScreen))
+            screen = app.screen
+            await wait_for(pilot, lambda: bool(at_load))
+        return seen[0], seen[1]
+
+    keys, wanted = asyncio.run(run(filtered=False))
+    files = len(list_entries([str(folder)]))  # 150 dumps and their sessions' logs
+    assert len(keys) == files and at_load == [files]  # every row in when the load started
+    assert steps == [30] * 4 + [files - 20 - 4 * 30]  # after the first screenful of 20
+    assert keys == wanted
+    steps.clear()
+    at_load.clear()
+    keys, wanted = asyncio.run(run(filtered=True))
+    assert steps == [30, 30]  # no step after the filter
+    assert keys == wanted and 0 < len(keys) < files  # the filter's rows, and only those
+    assert at_load == [len(keys)]

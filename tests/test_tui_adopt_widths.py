@@ -79,9 +79,9 @@ async def test_placeholders_are_replaced_in_linear_measures_and_fitted_once(
     adopted: list[int] = []
     real_replace = BrowserTable.replace_cells
 
-    def replace_cells(self: BrowserTable, key: str, cells: Any) -> None:
+    def replace_cells(self: BrowserTable, key: str, cells: Any, *rest: Any) -> None:
         adopted.append(1)
-        real_replace(self, key, cells)
+        real_replace(self, key, cells, *rest)
 
     monkeypatch.setattr(BrowserTable, "replace_cells", replace_cells)
     screen, widths, fresh, count = await _loaded(folder, counters, measured)

@@ -184,6 +184,7 @@ class BrowserScreen(
         self._follow_worker: Worker[None] | None = None
         #: Counts `start_loading` calls; the load of the newest starts once its names show.
         self._load_generation = 0
+        self._listed = -1  # the newest generation whose listing is being shown
         self.open_single = len(self.sources) == 1 and Path(self.sources[0]).is_file()
 
     def compose(self) -> ComposeResult:
@@ -272,10 +273,16 @@ class BrowserScreen(
             self._show_all_listed(generation)
 
     def _show_all_listed(self, generation: int) -> None:
-        """Every listed row, once the first screenful is drawn; then the load starts."""
-        if self.reading and generation == self._load_generation:
-            self._refresh_table()
-            self.call_after_refresh(self._load_after_listing, generation)
+        """Every listed row, once the first screenful is drawn (once per listing)."""
+        if self.reading and generation == self._load_generation != self._listed:
+            self._listed = generation
+            self._list_rest(generation)
+
+    @work(exclusive=True, group="listing")
+    async def _list_rest(self, generation: int) -> None:
+        """The listed rows after the first screenful, in steps (`show_rest`); then the load."""
+        await self.show_rest(lambda: self.reading and generation == self._load_generation)
+        self.call_after_refresh(self._load_after_listing, generation)
 
     def _load_after_listing(self, generation: int) -> None:
         """Start the load of `generation` (once: a newer `start_loading` starts its own)."""
@@ -372,7 +379,7 @@ class BrowserScreen(
             self.shown[index] = row
             self._row_index[row.key] = index
             # column widths only grow now; fitted to the rows once the load is done
-            table.replace_cells(str(placeholder.key), self.cells_of(row))
+            table.replace_cells(str(placeholder.key), self.cells_of(row), str(row.key))
             self._adopted = True
         return rest
 

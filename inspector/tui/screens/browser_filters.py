@@ -10,7 +10,8 @@ into one redraw (the last text wins).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -25,6 +26,9 @@ from inspector.tui.screens.browser_table import (
     row_cells,
     sort_value,
 )
+
+#: Rows added to the table at a time when a long listing is shown (`show_rest`).
+LISTING_STEP = 1000
 
 
 class BrowserFilters:
@@ -163,12 +167,9 @@ class BrowserFilters:
             self.shown = rows
             self._row_index = {row.key: index for index, row in enumerate(rows)}
             if isinstance(table, BrowserTable):
-                pending = self.pending
                 table.replace_rows(
                     [(str(row.key), self.cells_of(row)) for row in rows],
-                    provisional=[str(row.key) for row in rows if pending.get(row.source) is row]
-                    if pending
-                    else (),
+                    provisional=self._placeholder_keys(rows),
                 )
             else:
                 table.clear()
@@ -179,6 +180,37 @@ class BrowserFilters:
         total = len(self.rows) + len(self.pending)
         shown = f"{len(rows)} of {total}" if len(rows) != total else f"{len(rows)}"
         self.query_one("#filters", Static).update(self._filters_line(shown), layout=False)
+
+    def _placeholder_keys(self, rows: Sequence[BrowserRow]) -> list[str]:
+        """The table keys of the placeholders among `rows` (provisional rows of the table)."""
+        pending = self.pending
+        return [str(row.key) for row in rows if pending.get(row.source) is row] if pending else []
+
+    async def show_rest(self, wanted: Callable[[], bool]) -> None:
+        """The filtered rows after those shown, added `LISTING_STEP` at a time with the event
+        loop let through between steps: keys are answered meanwhile (a 50,000-file folder's
+        placeholders, added at once, held the app for 2 s). The table is refreshed whole
+        instead when the rows shown are not the first filtered ones; a sort or filter that
+        redraws it meanwhile shows every row itself, and the steps end, as they do once
+        `wanted()` is false."""
+        shown, rows = self.shown, self.filtered_rows()
+        table = self.query_one("#table", DataTable)
+        head = len(rows) >= len(shown) and all(a is b for a, b in zip(rows, shown, strict=False))
+        if isinstance(table, BrowserTable) and head:
+            for start in range(len(shown), len(rows), LISTING_STEP):
+                await asyncio.sleep(0)
+                if self.shown is not shown or not wanted():
+                    break
+                step = rows[start : start + LISTING_STEP]
+                for row in step:
+                    self._row_index[row.key] = len(shown)
+                    shown.append(row)
+                table.append_rows(
+                    [(str(row.key), self.cells_of(row)) for row in step],
+                    provisional=self._placeholder_keys(step),
+                )
+        if wanted():
+            self._refresh_table()  # the counts of the filter line, or every row
 
     def _filters_line(self, shown: str) -> Text:
         return filters_text(

@@ -363,18 +363,34 @@ class BrowserTable(DataTable[Any]):
         self._tables.clear()
         super().update_cell(row_key, column_key, value, **kwargs)
 
-    def replace_cells(self, key: str, cells: Sequence[Any]) -> None:
+    def replace_cells(self, key: str, cells: Sequence[Any], new_key: str | None = None) -> None:
         """Give row `key` new cells (one per `COLUMNS`) in place, measured as a new row's
         are: column widths only grow. `update_cell(update_width=True)` measured every cell
         of a column again for each new cell narrower than the column, so a big folder's
         placeholders, each replaced by its row as it loaded, held the screen for minutes
-        (quadratic); `remeasure` fits the widths to the cells once, when they are all in.
-        The row's cells are swapped in one step (`update_cell` for each one cost a table
-        update apiece)."""
+        (quadratic); `fit_to_settled` fits the widths once, when they are all in. The row's
+        cells are swapped in one step (`update_cell` for each one cost a table update
+        apiece). `new_key`: the row's key from now on (a placeholder's place takes the key
+        of the row that replaces it, so the table built after the load finds that row as
+        it is: 50,000 rows made and measured again held the last frame for a second)."""
         row_key = RowKey(key)
-        if row_key not in self._row_locations:
+        index = self._row_locations.get(row_key)
+        if index is None:
             raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
         self._tables.clear()
+        if new_key is not None and new_key != key:
+            if RowKey(new_key) in self._row_locations:
+                raise DuplicateKey(f"The row key {new_key!r} already exists.")
+            self._row_locations.__delitem__(row_key)  # (its stubs lack __getitem__)
+            del self.rows[row_key]
+            self._data.pop(row_key, None)
+            self._made.pop(key, None)
+            self._measured.pop(key, None)
+            self._provisional.discard(key)
+            self._new_rows.discard(row_key)
+            key, row_key = new_key, RowKey(new_key)
+            self._row_locations[row_key] = index
+            self.rows[row_key] = Row(row_key, 1)
         data = dict(zip((column.key for column in self.ordered_columns), cells, strict=True))
         self._data[row_key] = data
         self._made[key] = (cells, row_key, self.rows[row_key], data)
@@ -559,13 +575,17 @@ class BrowserTable(DataTable[Any]):
         self.add_row(*cells, key=key)
         self._measured[key] = cells
 
-    def append_rows(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+    def append_rows(
+        self, rows: Sequence[tuple[str, Sequence[Any]]], provisional: Iterable[str] = ()
+    ) -> None:
         """Add `rows` ((key, cells), one cell per column) at the bottom in one step: the end
         state of `add_cells` for each, with one table update. `add_row` sets the cursor (its
         validation and watchers) and asks for an idle pass at every row: ~40 us a row, a
-        tenth of the UI thread's work while a 50,000-file folder loads."""
+        tenth of the UI thread's work while a 50,000-file folder loads. `provisional`: as
+        for `replace_rows`."""
         if not rows:
             return
+        self._provisional.update(provisional)
         if len(rows) == 1:
             self.add_cells(*rows[0])
             return
