@@ -68,8 +68,8 @@ Loader = Callable[[Iterable[str]], Iterable[LoadResult]]
 
 #: A loading worker posts its rows every this many seconds (`RowBatch`) ...
 BATCH_SECONDS = 0.15
-#: ... and at most this many rows a message (`RowBatch`).
-BATCH_ROWS = 400
+#: ... and at most this many rows a message (`RowBatch`: ~5 ms of the screen's work).
+BATCH_ROWS = 100
 #: ... and no more than this many batches posted and not yet shown (`RowBatch`).
 ROWS_IN_FLIGHT = 2
 #: Rows drawn before the rest of a long listing is measured (more than a screen holds).
