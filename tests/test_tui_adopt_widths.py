@@ -77,13 +77,13 @@ async def test_placeholders_are_replaced_in_linear_measures_and_fitted_once(
 
         monkeypatch.setattr(module, name, counting)
     adopted: list[int] = []
-    real_replace = BrowserTable.replace_cells
+    real_replace = BrowserTable.replace_many
 
-    def replace_cells(self: BrowserTable, key: str, cells: Any, *rest: Any) -> None:
-        adopted.append(1)
-        real_replace(self, key, cells, *rest)
+    def replace_many(self: BrowserTable, rows: Any) -> None:
+        adopted.extend(1 for _ in rows)
+        real_replace(self, rows)
 
-    monkeypatch.setattr(BrowserTable, "replace_cells", replace_cells)
+    monkeypatch.setattr(BrowserTable, "replace_many", replace_many)
     screen, widths, fresh, count = await _loaded(folder, counters, measured)
     rows = len(screen.rows)
     assert adopted, "the load replaced placeholders (the path under test ran)"

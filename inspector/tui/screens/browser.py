@@ -368,8 +368,8 @@ class BrowserScreen(
 
         Cells are updated in place: removing rows one by one from a large table is quadratic.
         """
-        table = self.query_one("#table", BrowserTable)
         rest: list[BrowserRow] = []
+        replaced: list[tuple[str, Sequence[Any], str | None]] = []
         for row in rows:
             placeholder = self.pending.pop(row.source, None)
             index = self._row_index.pop(placeholder.key, None) if placeholder else None
@@ -378,8 +378,9 @@ class BrowserScreen(
                 continue
             self.shown[index] = row
             self._row_index[row.key] = index
-            # column widths only grow now; fitted to the rows once the load is done
-            table.replace_cells(str(placeholder.key), self.cells_of(row), str(row.key))
+            replaced.append((str(placeholder.key), self.cells_of(row), str(row.key)))
+        if replaced:  # column widths only grow now; fitted to the rows once the load is done
+            self.query_one("#table", BrowserTable).replace_many(replaced)
             self._adopted = True
         return rest
 

@@ -22,13 +22,28 @@ from inspector.tui.rows import OUTCOMES, BrowserRow
 from inspector.tui.screens.browser_table import (
     COLUMNS,
     BrowserTable,
-    filters_text,
     row_cells,
+    short_processor,
     sort_value,
 )
 
 #: Rows added to the table at a time when a long listing is shown (`show_rest`).
 LISTING_STEP = 1000
+
+
+def filters_text(
+    processor: str | None, outcome: str | None, column: str, reverse: bool, shown: str
+) -> Text:
+    """The filter line: processor, outcome, sort and rows shown."""
+    text = Text()
+    text.append(" processor ", "dim")
+    text.append(short_processor(processor) if processor else "all", "bold")
+    text.append("  outcome ", "dim")
+    text.append(outcome or "all", "bold")
+    text.append("  sort ", "dim")
+    text.append(column + (" ↑" if reverse else ""), "bold")
+    text.append(f"  rows {shown}", "dim")
+    return text
 
 
 class BrowserFilters:

@@ -1,5 +1,5 @@
-"""The browser table's key bindings, cells, filter line and sort keys (helpers over
-`BrowserRow`; Textual only for the bindings).
+"""The browser's table (`BrowserTable`), its key bindings, cells and sort keys (helpers
+over `BrowserRow`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ OUTCOME_STYLES = {
 }
 
 
-def _short_processor(name: str) -> str:
+def short_processor(name: str) -> str:
+    """A processor's name without its "Compressor" suffix (the whole name when that is all)."""
     return name.removesuffix("Compressor") or name
 
 
@@ -145,7 +146,7 @@ def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Text]:
         tokens = ""
     return [
         plain_cell(row.time[5:16] if row.time else ""),
-        plain_cell(_short_processor(row.processor)),
+        plain_cell(short_processor(row.processor)),
         Text(_clip(row.outcome, OUTCOME_WIDTH), style),
         Text(tokens, justify="right"),
         Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
@@ -208,21 +209,6 @@ def fit_columns(table: DataTable[Any]) -> bool:
             column.auto_width, column.width = auto, 0 if auto else widths[key]
             changed = True
     return changed
-
-
-def filters_text(
-    processor: str | None, outcome: str | None, column: str, reverse: bool, shown: str
-) -> Text:
-    """The filter line: processor, outcome, sort and rows shown."""
-    text = Text()
-    text.append(" processor ", "dim")
-    text.append(_short_processor(processor) if processor else "all", "bold")
-    text.append("  outcome ", "dim")
-    text.append(outcome or "all", "bold")
-    text.append("  sort ", "dim")
-    text.append(column + (" ↑" if reverse else ""), "bold")
-    text.append(f"  rows {shown}", "dim")
-    return text
 
 
 BROWSER_BINDINGS: list[BindingType] = [
@@ -364,39 +350,47 @@ class BrowserTable(DataTable[Any]):
         super().update_cell(row_key, column_key, value, **kwargs)
 
     def replace_cells(self, key: str, cells: Sequence[Any], new_key: str | None = None) -> None:
-        """Give row `key` new cells (one per `COLUMNS`) in place, measured as a new row's
-        are: column widths only grow. `update_cell(update_width=True)` measured every cell
-        of a column again for each new cell narrower than the column, so a big folder's
-        placeholders, each replaced by its row as it loaded, held the screen for minutes
-        (quadratic); `fit_to_settled` fits the widths once, when they are all in. The row's
-        cells are swapped in one step (`update_cell` for each one cost a table update
-        apiece). `new_key`: the row's key from now on (a placeholder's place takes the key
-        of the row that replaces it, so the table built after the load finds that row as
-        it is: 50,000 rows made and measured again held the last frame for a second)."""
-        row_key = RowKey(key)
-        index = self._row_locations.get(row_key)
-        if index is None:
-            raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
+        """`replace_many` of one row."""
+        self.replace_many([(key, cells, new_key)])
+
+    def replace_many(self, rows: Sequence[tuple[str, Sequence[Any], str | None]]) -> None:
+        """Give each row `key` of `rows` ((key, cells, new key)) new cells (one per
+        `COLUMNS`) in place, measured as new rows' are: column widths only grow.
+        `update_cell(update_width=True)` measured every cell of a column again for each new
+        cell narrower than the column, so a big folder's placeholders, each replaced by its
+        row as it loaded, held the screen for minutes (quadratic); `fit_to_settled` fits the
+        widths once, when they are all in. One table update for them all (the console's
+        options alone cost 24 us to make). A new key (not None) is the row's key from now
+        on: a placeholder's place takes the key of the row that replaces it, so the table
+        built after the load finds that row as it is (50,000 rows made and measured again
+        held the last frame for a second)."""
+        columns = [column.key for column in self.ordered_columns]
         self._tables.clear()
-        if new_key is not None and new_key != key:
-            if RowKey(new_key) in self._row_locations:
-                raise DuplicateKey(f"The row key {new_key!r} already exists.")
-            self._row_locations.__delitem__(row_key)  # (its stubs lack __getitem__)
-            del self.rows[row_key]
-            self._data.pop(row_key, None)
-            self._made.pop(key, None)
-            self._measured.pop(key, None)
+        measured: list[tuple[str, Sequence[Any]]] = []
+        for key, cells, new_key in rows:
+            row_key = RowKey(key)
+            index = self._row_locations.get(row_key)
+            if index is None:
+                raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
+            if new_key is not None and new_key != key:
+                if RowKey(new_key) in self._row_locations:
+                    raise DuplicateKey(f"The row key {new_key!r} already exists.")
+                self._row_locations.__delitem__(row_key)  # (its stubs lack __getitem__)
+                del self.rows[row_key]
+                self._data.pop(row_key, None)
+                self._made.pop(key, None)
+                self._measured.pop(key, None)
+                self._new_rows.discard(row_key)
+                self._provisional.discard(key)
+                key, row_key = new_key, RowKey(new_key)
+                self._row_locations[row_key] = index
+                self.rows[row_key] = Row(row_key, 1)
+            data = self._data[row_key] = dict(zip(columns, cells, strict=True))
+            self._made[key] = (cells, row_key, self.rows[row_key], data)
+            self._measured[key] = cells
             self._provisional.discard(key)
-            self._new_rows.discard(row_key)
-            key, row_key = new_key, RowKey(new_key)
-            self._row_locations[row_key] = index
-            self.rows[row_key] = Row(row_key, 1)
-        data = dict(zip((column.key for column in self.ordered_columns), cells, strict=True))
-        self._data[row_key] = data
-        self._made[key] = (cells, row_key, self.rows[row_key], data)
-        self._measured[key] = cells
-        self._provisional.discard(key)
-        self._measure_now([(key, cells)])
+            measured.append((key, cells))
+        self._measure_now(measured)
         self._update_count += 1
         self.refresh()
 
