@@ -56,11 +56,14 @@ def _run(args: argparse.Namespace) -> int:
                 evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
             print_json_line(why_json(artifact, evaluated.decision), flush=False)
         return report.exit_status
+    from inspector.render.parallel import ParallelPrinter
     from inspector.render.plain import TerminalSafeConsole
     from inspector.render.why_report import why_report
 
-    console = TerminalSafeConsole(highlight=False)
-    for artifact in report.artifacts():
-        evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
-        console.print(why_report(artifact, evaluated.decision, flips.flips, dropped=flips.dropped))
+    # a long report is laid out on every core (`render.parallel`), written in order
+    with ParallelPrinter(TerminalSafeConsole(highlight=False)) as printer:
+        for artifact in report.artifacts():
+            evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
+            decision = evaluated.decision
+            printer.print(why_report(artifact, decision, flips.flips, dropped=flips.dropped))
     return report.exit_status
