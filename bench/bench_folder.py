@@ -18,6 +18,9 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
   (the worker then opens 50 and prints the mean per open). Goal <= 1.5x.
 * the TUI's fill (`tui`, information): the app run headless (`App.run_test`) on the folder
   until the browser's load is done and no row is pending, beside the full load it shows.
+* `inspector why FOLDER` (`why-text`, information): the text report with render helpers
+  (`render.parallel`), beside the same report with none (`CONTEXT_INSPECTOR_RENDER_HELPERS=0`)
+  in the same rounds.
 * `inspector stats --json --no-findings FOLDER` (the header-level pass: the issue's
   "stats <= 1.5x the parse floor" was set on it, when `stats` had no findings) and, for
   information, `inspector stats --json` (findings: every context rebuilt and diagnosed,
@@ -48,7 +51,9 @@ ENV = {"PYTHONDONTWRITEBYTECODE": ""}
 
 
 #: Every measure of `measure`, by the key `--only` takes.
-MEASURES = ("entries", "first", "full", "browse", "stats-header", "stats", "tui")
+MEASURES = ("entries", "first", "full", "browse", "stats-header", "stats", "tui", "why-text")
+#: The text `why` with no render helpers (`render.parallel`): the baseline of `why-text`.
+ALONE = {"CONTEXT_INSPECTOR_RENDER_HELPERS": "0"}
 
 
 def _children_cpu() -> float:
@@ -147,12 +152,16 @@ def measure(
         "browse": [PYTHON, WORKER, "loader-demand", str(folder)],
         "stats": [*stats, str(folder)],
         "tui": [PYTHON, WORKER, "tui-fill", str(folder)],
+        "why-text": [PYTHON, "-m", "inspector", "why", str(folder)],
     }
     chosen = {key: argv for key, argv in commands.items() if key == "floor" or key in only}
     envs: dict[str, dict[str, str]] = {}
+    if "why-text" in chosen:  # the same report printed with no helpers, in the same rounds
+        chosen["why-text alone"] = chosen["why-text"]
+        envs["why-text alone"] = ALONE
     if old is not None:
         # the old tree has no on-demand load: its browser's was the full one (`full old`)
-        for key in [key for key in chosen if key not in ("floor", "browse")]:
+        for key in [key for key in chosen if key not in ("floor", "browse", "why-text alone")]:
             chosen[f"{key} old"] = chosen[key]
             envs[f"{key} old"] = old_env(old)
     best = interleaved(chosen, repeats, envs=envs)
@@ -243,6 +252,21 @@ def measure(
                 else ""
             ),
             True,
+        ),
+        row(
+            "why-text",
+            f"inspector why (the text report) with render helpers, {label}",
+            "(info)",
+            True,
+            "every context diagnosed, its flips found and its panel laid out (render.parallel)"
+            + (
+                f"; {best['why-text'][0] / best['why-text alone'][0]:.2f}x the same report"
+                f" with no helpers ({best['why-text alone'][0]:.2f} s,"
+                f" CPU {best['why-text alone'][1]:.2f} s)"
+                if "why-text alone" in best
+                else ""
+            ),
+            False,
         ),
     ]
     return [result for result in rows if result is not None]

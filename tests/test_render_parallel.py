@@ -154,7 +154,29 @@ def test_why_over_a_folder_prints_the_report_it_prints_alone(
 
     monkeypatch.setattr(ParallelPrinter, "__exit__", counted)
     with_helpers = _why(folder, capsys)
-    monkeypatch.setattr(parallel, "_method", lambda: None)  # no helpers
+    monkeypatch.setenv(parallel.HELPERS_ENV, "0")  # none: everything printed here
     alone = _why(folder, capsys)
-    assert sent[0] > 70 - parallel.SERIAL_FIRST and sent[1] == 0
-    assert with_helpers == alone and alone[1].count("╭─ dump") == 70
+    monkeypatch.setattr(parallel, "_method", lambda: None)  # no way to start helpers here
+    without_pool = _why(folder, capsys)
+    assert sent[0] > 70 - parallel.SERIAL_FIRST and sent[1:] == [0, 0]
+    assert with_helpers == alone == without_pool and alone[1].count("╭─ dump") == 70
+
+
+def test_the_helpers_asked_for() -> None:
+    cores = os.cpu_count() or 1
+    assert parallel.helpers_wanted({}) == (cores, None)
+    assert parallel.helpers_wanted({parallel.HELPERS_ENV: " 3 "}) == (3, None)
+    assert parallel.helpers_wanted({parallel.HELPERS_ENV: "0"}) == (0, None)
+    count, warning = parallel.helpers_wanted({parallel.HELPERS_ENV: "all"})
+    assert count == cores and warning is not None and "'all' is not a count" in warning
+
+
+def test_why_says_when_the_helpers_asked_for_are_not_a_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CONTEXT_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(parallel.HELPERS_ENV, "many")
+    code = main(["why", str(Path(__file__).resolve().parents[1] / "sample_dumps")])
+    captured = capsys.readouterr()
+    assert code in (0, 1) and "╭─" in captured.out
+    assert f"warning: {parallel.HELPERS_ENV}='many' is not a count" in captured.err

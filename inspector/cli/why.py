@@ -7,6 +7,8 @@ tables alone). Never imports Textual."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from inspector.cli.common import add_tuning_arguments
 from inspector.cli.report import add_pin_argument
@@ -56,12 +58,15 @@ def _run(args: argparse.Namespace) -> int:
                 evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
             print_json_line(why_json(artifact, evaluated.decision), flush=False)
         return report.exit_status
-    from inspector.render.parallel import ParallelPrinter
+    from inspector.render.parallel import ParallelPrinter, helpers_wanted
     from inspector.render.plain import TerminalSafeConsole
     from inspector.render.why_report import why_report
 
     # a long report is laid out on every core (`render.parallel`), written in order
-    with ParallelPrinter(TerminalSafeConsole(highlight=False)) as printer:
+    helpers, warning = helpers_wanted(os.environ)
+    if warning:
+        print(warning, file=sys.stderr)
+    with ParallelPrinter(TerminalSafeConsole(highlight=False), helpers) as printer:
         for artifact in report.artifacts():
             evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
             decision = evaluated.decision

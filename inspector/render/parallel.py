@@ -10,6 +10,7 @@ The bytes are the console's own (tests/test_render_parallel.py). A helper that d
 pool that cannot start makes the printer print the rest itself; a helper's exception is the
 renderable's own, raised here as printing it here would have.
 
+`CONTEXT_INSPECTOR_RENDER_HELPERS` sets how many helpers (`helpers_wanted`; 0 or 1: none).
 Helpers are forked when this process runs one thread, else started from the fork server (a
 fork beside a thread may copy a lock that thread holds). Rich only: no sources, no front end.
 """
@@ -30,6 +31,21 @@ from rich.console import Console, RenderableType
 
 #: Renderables printed here before helpers are started (a short report never waits for them).
 SERIAL_FIRST = 48
+#: How many helpers (unset: one per core; 0 or 1: none, everything printed here).
+HELPERS_ENV = "CONTEXT_INSPECTOR_RENDER_HELPERS"
+
+
+def helpers_wanted(environ: Mapping[str, str]) -> tuple[int, str | None]:
+    """The helpers `HELPERS_ENV` asks for, and a warning when its value is not a count."""
+    cores = os.cpu_count() or 1
+    text = environ.get(HELPERS_ENV, "").strip()
+    if not text:
+        return cores, None
+    if text.isdigit():
+        return int(text), None
+    return cores, f"warning: {HELPERS_ENV}={text!r} is not a count: one helper per core"
+
+
 #: Renderables sent to the helpers and not yet written, per helper, at most.
 AHEAD = 6
 
@@ -88,9 +104,9 @@ class ParallelPrinter:
     """`print(renderable)` as `console.print`, on helper processes once past the first
     `SERIAL_FIRST`; a context manager (the helpers end with it, what they print written)."""
 
-    def __init__(self, console: Console, helpers: int | None = None) -> None:
+    def __init__(self, console: Console, helpers: int) -> None:
         self.console = console
-        self.helpers = helpers if helpers is not None else (os.cpu_count() or 1)
+        self.helpers = helpers
         self.printed = 0
         #: How many of them went to a helper (and came back, unless it died).
         self.sent = 0
