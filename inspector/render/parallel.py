@@ -1,6 +1,6 @@
 """Rich renderables printed by helper processes, in order: a long text report on every core.
 
-`why` over a folder of 5,051 dumps printed 10,015 panels in 92-94 s, about 70 % of it Rich
+`why` over a folder of 5,051 dumps printed 10,015 panels in 92-96 s, about 70 % of it Rich
 laying them out (6.6 ms a panel). A `ParallelPrinter` prints the first `SERIAL_FIRST`
 renderables itself, as a console does; after that, when the machine has more than one core,
 it sends each renderable (pickled: ~8 KB and 0.5 ms a panel) to helper processes that print
@@ -33,6 +33,8 @@ from rich.console import Console, RenderableType
 SERIAL_FIRST = 48
 #: How many helpers (unset: one per core; 0 or 1: none, everything printed here).
 HELPERS_ENV = "CONTEXT_INSPECTOR_RENDER_HELPERS"
+#: Renderables sent to the helpers and not yet written, per helper, at most.
+AHEAD = 6
 
 
 def helpers_wanted(environ: Mapping[str, str]) -> tuple[int, str | None]:
@@ -44,10 +46,6 @@ def helpers_wanted(environ: Mapping[str, str]) -> tuple[int, str | None]:
     if text.isdigit():
         return int(text), None
     return cores, f"warning: {HELPERS_ENV}={text!r} is not a count: one helper per core"
-
-
-#: Renderables sent to the helpers and not yet written, per helper, at most.
-AHEAD = 6
 
 
 def console_settings(console: Console) -> dict[str, Any]:
