@@ -1,6 +1,6 @@
 """`why --json` output bytes over a fixed corpus, for before/after checks of speed work.
 
-    python scripts/why_bytes.py record OUT.json [--extra FILE ...] [--stats]
+    python scripts/why_bytes.py record OUT.json [--extra FILE ...] [--stats] [--text]
     python scripts/why_bytes.py diff BEFORE.json AFTER.json
 
 `record` runs `inspector why --json` in this process (result cache off, a private empty
@@ -10,8 +10,9 @@ current directory, by relative paths) on each unit: sample_dumps/, every scenari
 `--extra` path; then every `.jsonl` file found there once more with the streamed
 debug-log path forced (`STREAM_MIN_BYTES` = 0, as for a log of 32 MB and more). `--stats`
 adds `stats --json`, `stats --json --no-findings` and the text table (120 columns) of each
-unit, and `stats --json` and the table of each log streamed. For each
-run it stores the SHA-256 and size of stdout and stderr and the exit status; `diff` names
+unit, and `stats --json` and the table of each log streamed; `--text` adds the text `why`
+of each unit, plain and with `FORCE_COLOR=1` (a long one laid out by render helpers). For
+each run it stores the SHA-256 and size of stdout and stderr and the exit status; `diff` names
 the runs that differ. Record both runs from the same directory (a folder's files are
 listed in the order the file system gives, and some sources print absolute paths), e.g.
 `cd CHECKOUT && PYTHONPATH=OLD python scripts/why_bytes.py record before.json`, then
@@ -85,9 +86,25 @@ _STATS = {
     "stats-table": ["stats"],
 }
 _STREAMED_STATS = ("stats-json", "stats-table")
+#: The text `why` runs `--text` adds for each unit: environment set around each.
+_TEXT = {"why-text": {}, "why-text-colour": {"FORCE_COLOR": "1"}}
 
 
-def record(out: Path, extra: list[str], stats: bool = False) -> int:
+def _with_env(env: dict[str, str], argv: list[str]) -> dict[str, object]:
+    """`_run(argv)` with `env` set in this process's environment meanwhile."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        return _run(argv)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def record(out: Path, extra: list[str], stats: bool = False, text: bool = False) -> int:
     """Run every unit (then every log streamed) and write the hashes to `out`."""
     os.environ["COLUMNS"] = "120"  # the text table's width, whatever the terminal
     os.environ["CONTEXT_INSPECTOR_NO_RESULT_CACHE"] = "1"
@@ -102,6 +119,11 @@ def record(out: Path, extra: list[str], stats: bool = False) -> int:
         runs[f"why {unit}"] = _run(["why", "--json", unit])
         for name, argv in _STATS.items() if stats else ():
             runs[f"{name} {unit}"] = _run([*argv, unit])
+        for name, env in _TEXT.items() if text else ():
+            done = _with_env(env, ["why", unit])
+            if env:  # FORCE_COLOR makes stderr a terminal too: its progress bar's frames vary
+                done["stderr"] = "(a progress bar: not compared)"
+            runs[f"{name} {unit}"] = done
         print(f"why {unit}", file=sys.__stderr__)
     run_support.STREAM_MIN_BYTES = 0  # type: ignore[misc]
     for log in _logs(units):
@@ -132,12 +154,15 @@ def main() -> int:
     rec.add_argument("out", type=Path)
     rec.add_argument("--extra", nargs="*", default=[])
     rec.add_argument("--stats", action="store_true", help="also every unit's `stats` outputs")
+    rec.add_argument(
+        "--text", action="store_true", help="also every unit's text `why`, plain and coloured"
+    )
     dif = sub.add_parser("diff")
     dif.add_argument("before", type=Path)
     dif.add_argument("after", type=Path)
     options = parser.parse_args()
     if options.command == "record":
-        return record(options.out, options.extra, options.stats)
+        return record(options.out, options.extra, options.stats, options.text)
     return diff(options.before, options.after)
 
 
