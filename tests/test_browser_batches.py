@@ -144,6 +144,11 @@ class _Table(App[None]):
     def compose(self) -> ComposeResult:
         yield BrowserTable(id="table")
 
+    def on_mount(self) -> None:
+        table = self.query_one(BrowserTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+
 
 def _cells(session: str, title: str) -> list[Text]:
     cells = [Text("") for _ in COLUMNS]
@@ -155,8 +160,6 @@ async def test_fitted_widths_leave_out_replaced_placeholders_only() -> None:
     app = _Table()
     async with app.run_test(size=(200, 20)) as pilot:
         table = app.query_one(BrowserTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         # a placeholder with a long name, and a real row whose session is wide
         table.replace_rows(
             [("-1", _cells("s", "p" * 60)), ("1", _cells("w" * 30, "id"))], provisional=["-1"]
@@ -184,8 +187,6 @@ async def test_a_replaced_row_can_take_the_key_of_the_row_that_replaced_it(
     app = _Table()
     async with app.run_test(size=(200, 20)) as pilot:
         table = app.query_one(BrowserTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         table.replace_rows(
             [("-1", _cells("s", "placeholder")), ("-2", _cells("s", "other"))], provisional=["-2"]
         )

@@ -21,7 +21,7 @@ from rich.text import Text
 from bench.synth import write_folder
 from inspector.cli import main
 from inspector.render import parallel
-from inspector.render.parallel import ParallelPrinter
+from inspector.render.parallel import EncodedText, ParallelPrinter
 from inspector.render.plain import PlainTable, TerminalSafeConsole
 
 PARENT = os.getpid()
@@ -41,18 +41,8 @@ def _renderables(count: int) -> list[Any]:
     return made
 
 
-class _Buffer(io.StringIO):
-    def __init__(self, encoding: str) -> None:
-        super().__init__()
-        self._encoding = encoding
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return self._encoding
-
-
 def _console(encoding: str, **settings: Any) -> tuple[Console, io.StringIO]:
-    buffer = _Buffer(encoding)
+    buffer = EncodedText(encoding)
     return TerminalSafeConsole(file=buffer, highlight=False, **settings), buffer
 
 
@@ -156,7 +146,9 @@ def test_why_over_a_folder_prints_the_report_it_prints_alone(
     with_helpers = _why(folder, capsys)
     monkeypatch.setenv(parallel.HELPERS_ENV, "0")  # none: everything printed here
     alone = _why(folder, capsys)
-    monkeypatch.setattr(parallel, "_method", lambda: None)  # no way to start helpers here
+    monkeypatch.setattr(
+        parallel, "helper_start_method", lambda: None
+    )  # no way to start helpers here
     without_pool = _why(folder, capsys)
     assert sent[0] > 70 - parallel.SERIAL_FIRST and sent[1:] == [0, 0]
     assert with_helpers == alone == without_pool and alone[1].count("╭─ dump") == 70

@@ -11,8 +11,8 @@ pool that cannot start makes the printer print the rest itself; a helper's excep
 renderable's own, raised here as printing it here would have.
 
 `CONTEXT_INSPECTOR_RENDER_HELPERS` sets how many helpers (`helpers_wanted`; 0 or 1: none).
-Helpers are forked when this process runs one thread, else started from the fork server (a
-fork beside a thread may copy a lock that thread holds). Rich only: no sources, no front end.
+Helpers are started as `processes.helper_start_method` says. Rich only: no sources, no
+front end.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import multiprocessing
 import os
-import threading
 from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,6 +27,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from rich.console import Console, RenderableType
+
+from inspector.processes import helper_start_method
 
 #: Renderables printed here before helpers are started (a short report never waits for them).
 SERIAL_FIRST = 48
@@ -66,7 +67,7 @@ def console_settings(console: Console) -> dict[str, Any]:
     }
 
 
-class _Text(io.StringIO):
+class EncodedText(io.StringIO):
     """A text buffer that says it writes `encoding` (Rich draws ASCII boxes for a file
     that cannot write UTF-8)."""
 
@@ -83,19 +84,9 @@ def render_text(settings: Mapping[str, Any], renderable: RenderableType) -> str:
     """What a console made from `settings` (`console_settings`) writes for `renderable`."""
     options = dict(settings)
     cls, encoding = options.pop("cls"), options.pop("encoding")
-    buffer = _Text(encoding)
+    buffer = EncodedText(encoding)
     cls(file=buffer, **options).print(renderable)
     return buffer.getvalue()
-
-
-def _method() -> str | None:
-    """How to start helpers here (None: not at all)."""
-    if (os.cpu_count() or 1) < 2:
-        return None
-    methods = multiprocessing.get_all_start_methods()
-    if threading.active_count() == 1 and "fork" in methods:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else None
 
 
 class ParallelPrinter:
@@ -150,7 +141,7 @@ class ParallelPrinter:
         if self._started or self.printed <= SERIAL_FIRST or self.helpers < 2:
             return self._pool
         self._started = True
-        method = _method()
+        method = helper_start_method()
         if method is not None:
             try:
                 context = multiprocessing.get_context(method)

@@ -49,7 +49,6 @@ dump is then read in full only when its turn comes, newest first.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import threading
 from collections import Counter
@@ -71,6 +70,7 @@ from inspector.core.timeline import (
     safe_name,
 )
 from inspector.core.tokens import TokenCounter
+from inspector.processes import helper_start_method
 from inspector.sources.classify import (
     UNEXPECTED,
     FileLoad,
@@ -306,16 +306,11 @@ class _Streamer:
         jobs = [(file, group, explicit, self.max_file_bytes) for group, file, explicit in self.plan]
         shared = [index for index, job in enumerate(jobs) if DUMP_NAME_RE.match(job[0].name)]
         helpers = min(os.cpu_count() or 1, 4) - 1
-        # forked from here only when no other thread runs (`ChunkSharing`)
-        method = "fork" if threading.active_count() == 1 else "forkserver"
-        if not (
-            helpers > 0
-            and len(shared) >= POOL_MIN_FILES
-            and method in multiprocessing.get_all_start_methods()
-        ):
+        method = helper_start_method()  # forked only when no other thread runs
+        if not (helpers > 0 and len(shared) >= POOL_MIN_FILES and method is not None):
             shared = []
         found: list[FileLoad | None] = [None] * len(jobs)
-        with ChunkSharing([jobs[index] for index in shared], helpers, method) as sharing:
+        with ChunkSharing([jobs[index] for index in shared], helpers, method or "fork") as sharing:
             in_shared = set(shared)
             for index, job in enumerate(jobs):
                 if index not in in_shared:
