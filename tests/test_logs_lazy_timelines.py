@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.artifact import Artifact
+from inspector.core.session_timelines import LazyTimelines, session_timeline, session_timelines
 from inspector.core.timeline import (
     DebugRecord,
-    LazyTimelines,
+    DumpRef,
+    EvaluationRun,
+    ModelCall,
     group_runs,
     link_runs,
     safe_name,
-    session_timelines,
 )
 from inspector.sources.loader import load_paths
 
@@ -65,3 +67,61 @@ def test_lazy_timelines_equal_session_timelines() -> None:
     assert dict(lazy) == eager
     assert len(lazy) == len(eager) == 2
     assert lazy.get("nobody") is None
+
+
+def _check(t: float, session: str | None) -> DebugRecord:
+    raw = {
+        "event": "threshold_check",
+        "timestamp": t,
+        "processor": "CurrentRoundCompressor",
+        "session_id": session,
+        "context_id": "c",
+        "reason": "below_threshold",
+    }
+    return DebugRecord(raw, "log.jsonl", int(t))
+
+
+def _mixed() -> tuple[list[Any], list[DumpRef], list[ModelCall]]:
+    """Runs of three sessions (two ids with one safe() form), a model call, unlinked dumps."""
+    records = [_check(100.0 + n, session) for n, session in enumerate(["a/b", "x", "a b", "x"])]
+    records.append(_check(110.0, None))
+    dumps = [
+        DumpRef("d1", "DialogueCompressor", "a/b", "c", 100.5),
+        DumpRef("d2", "DialogueCompressor", None, "c", None),
+    ]
+    runs, _ = link_runs(group_runs(records), dumps, dumps_loaded=True)
+    calls = [ModelCall("a-b/c/llm_request#0", "a b", "c", 102.5, sequence=0)]
+    return runs, dumps, calls
+
+
+def test_each_session_is_made_alone_and_equals_the_whole(monkeypatch: Any) -> None:
+    runs, dumps, calls = _mixed()
+    eager = session_timelines(runs, dumps, calls)
+    made: list[Any] = []
+    to_dict = EvaluationRun.to_dict
+
+    def counted(run: EvaluationRun) -> dict[str, Any]:
+        made.append(run.session_id)
+        return to_dict(run)
+
+    monkeypatch.setattr(EvaluationRun, "to_dict", counted)
+    lazy = LazyTimelines(runs, dumps, calls)
+    timeline = lazy["a-b"]
+    assert sorted(made) == ["a b", "a/b"]  # no other session's run was made into an entry
+    assert [(e["kind"], e["timestamp"]) for e in timeline] == [
+        ("evaluation", 100.0),
+        ("dump", 100.5),
+        ("evaluation", 102.0),
+        ("llm_request", 102.5),
+    ]
+    assert timeline[2]["model_call"]["id"] == "a-b/c/llm_request#0"
+    assert lazy["a-b"] is timeline  # made once
+    # every session, read in another order than it was found, as the whole mapping has it
+    for key in reversed(list(eager)):
+        assert lazy[key] == eager[key]
+    assert list(lazy) == list(eager) == ["a-b", "x", None]
+    assert [e["kind"] for e in lazy[None]] == ["dump", "evaluation"]  # no time sorts first
+    assert len(made) == len(runs)  # each run made into an entry once, when its session was read
+    assert lazy.get("nobody") is None
+    assert session_timeline(runs, dumps, "a/b", calls) == eager["a-b"]
+    assert session_timeline(runs, dumps, "nobody", calls) == []

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from inspector.core.session_timelines import session_timeline
 from inspector.core.timeline import (
     SILENT_CAUSES,
     DebugRecord,
@@ -13,7 +14,6 @@ from inspector.core.timeline import (
     group_runs,
     link_runs,
     safe_name,
-    session_timeline,
     settle_alone,
 )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
@@ -602,97 +602,3 @@ def _cause_order(transient_twice: bool, dumps_loaded: bool) -> tuple[str, ...]:
         order.remove("dump_not_loaded")
         order.insert(0, "dump_not_loaded")
     return tuple(SILENT_CAUSES[name] for name in order)
-
-
-def session_timeline(
-    runs: Sequence[EvaluationRun],
-    dumps: Sequence[DumpRef],
-    session_id: str | None,
-    calls: Sequence[ModelCall] = (),
-) -> list[dict[str, Any]]:
-    """Every run, unlinked dump and model call of one session (all processors and contexts),
-    oldest first."""
-    key = None if session_id is None else safe_name(session_id)
-    return session_timelines(runs, dumps, calls).get(key, [])
-
-
-def session_timelines(
-    runs: Sequence[EvaluationRun], dumps: Sequence[DumpRef], calls: Sequence[ModelCall] = ()
-) -> dict[str | None, list[dict[str, Any]]]:
-    """The timeline of every session at once, keyed by the safe() form of the session id.
-
-    An evaluation of a model call carries `model_call` (the call's id, sequence and
-    request_id); the call's entry lists its evaluations.
-    """
-    names: dict[str, str] = {}
-
-    def norm(session: str | None) -> str | None:
-        if session is None:
-            return None
-        if session not in names:
-            names[session] = safe_name(session)
-        return names[session]
-
-    linked_ids = {run.dump_id for run in runs if run.dump_id}
-    of_call = call_evaluations(runs, calls) if calls else {}
-    call_of: dict[tuple[RunKey, int], ModelCall] = {}
-    for call in calls:
-        for run in of_call.get(call.id, ()):
-            call_of[(run.key, run.index)] = call
-    out: dict[str | None, list[dict[str, Any]]] = {}
-    for run in runs:
-        entry = run.to_dict()
-        owner = call_of.get((run.key, run.index))
-        if owner is not None:
-            entry["model_call"] = {
-                "id": owner.id,
-                "sequence": owner.sequence,
-                "request_id": owner.request_id,
-            }
-        out.setdefault(norm(run.session_id), []).append(entry)
-    for call in calls:
-        out.setdefault(norm(call.session_id), []).append(call.to_dict(of_call.get(call.id, ())))
-    for dump in dumps:
-        if dump.id not in linked_ids:
-            out.setdefault(norm(dump.session_id), []).append(
-                {
-                    "kind": "dump",
-                    "timestamp": dump.timestamp,
-                    "processor": dump.processor,
-                    "session_id": dump.session_id,
-                    "context_id": dump.context_id,
-                    "outcome": "compressed",
-                    "dump": dump.id,
-                }
-            )
-    for entries in out.values():
-        entries.sort(key=lambda e: e["timestamp"] if e["timestamp"] is not None else float("-inf"))
-    return out
-
-
-class LazyTimelines(Mapping[str | None, list[dict[str, Any]]]):
-    """`session_timelines(runs, dumps, calls)`, made when first read: a load whose
-    artifacts never show a timeline (`stats`, `why --json`) does not make one entry per run."""
-
-    def __init__(
-        self,
-        runs: Sequence[EvaluationRun],
-        dumps: Sequence[DumpRef],
-        calls: Sequence[ModelCall] = (),
-    ) -> None:
-        self._args: tuple[Any, ...] | None = (runs, dumps, calls)
-        self._made: dict[str | None, list[dict[str, Any]]] = {}
-
-    def _timelines(self) -> dict[str | None, list[dict[str, Any]]]:
-        if self._args is not None:
-            self._made, self._args = session_timelines(*self._args), None
-        return self._made
-
-    def __getitem__(self, session: str | None) -> list[dict[str, Any]]:
-        return self._timelines()[session]
-
-    def __iter__(self) -> Iterator[str | None]:
-        return iter(self._timelines())
-
-    def __len__(self) -> int:
-        return len(self._timelines())

@@ -59,10 +59,10 @@ from typing import Any
 
 from inspector.core.artifact import Artifact, LoadError, LoadResult
 from inspector.core.errors import InspectorError
+from inspector.core.session_timelines import LazyTimelines
 from inspector.core.timeline import (
     DumpRef,
     EvaluationRun,
-    LazyTimelines,
     call_evaluations,
     group_runs,
     link_runs,
