@@ -31,7 +31,8 @@ from inspector.tui.app import create_app
 from inspector.tui.rows import BrowserRow, RowBatch
 from inspector.tui.screens import browser, browser_filters, browser_table
 from inspector.tui.screens.browser import BrowserScreen
-from inspector.tui.screens.browser_table import COLUMNS, BrowserTable
+from inspector.tui.screens.browser_cells import COLUMNS
+from inspector.tui.screens.browser_table import BrowserTable
 from tests.test_tui_count_progress import wait_for
 
 

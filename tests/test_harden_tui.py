@@ -17,7 +17,7 @@ from inspector.core.artifact import LoadResult
 from inspector.sources.loader import load_paths
 from inspector.tui.app import create_app
 from inspector.tui.screens.browser import BrowserScreen
-from inspector.tui.screens.browser_table import row_cells
+from inspector.tui.screens.browser_cells import row_cells
 from tests.conftest import REFERENCE
 
 INPUT = REFERENCE / "c_below_threshold" / "input.json"

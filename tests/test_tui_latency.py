@@ -16,7 +16,8 @@ from textual.widgets import DataTable, Input
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens.browser import BrowserScreen
-from inspector.tui.screens.browser_table import BrowserTable, row_cells, sort_value
+from inspector.tui.screens.browser_cells import row_cells, sort_value
+from inspector.tui.screens.browser_table import BrowserTable
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.help import HelpScreen
 from inspector.tui.widgets.message_list import MessageList
@@ -385,7 +386,7 @@ async def test_a_row_filled_in_place_widens_its_columns(tmp_path: Path) -> None:
     """A placeholder row ("reading…") filled with a long outcome widens the column: a
     broken file opened alone showed "error: n" and nothing more."""
     from inspector.encoding import make_counters
-    from inspector.tui.screens.browser_table import OUTCOME_WIDTH
+    from inspector.tui.screens.browser_cells import OUTCOME_WIDTH
 
     broken = tmp_path / "broken.json"
     broken.write_text('{"messages": [{"role": "user", "content": "hi"')

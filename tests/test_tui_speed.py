@@ -28,7 +28,7 @@ from inspector.render.verdict import render_to_text
 from inspector.tui.app import InspectorApp, create_app
 from inspector.tui.screens import progress
 from inspector.tui.screens.browser import BrowserScreen
-from inspector.tui.screens.browser_table import short_id
+from inspector.tui.screens.browser_cells import short_id
 from inspector.tui.screens.compare_screen import CompareScreen
 from inspector.tui.screens.context import ContextScreen
 from inspector.tui.screens.context_launch import processor_config

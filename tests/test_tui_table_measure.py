@@ -18,7 +18,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
 from inspector.tui.rows import BrowserRow
-from inspector.tui.screens.browser_table import COLUMNS, BrowserTable, row_cells
+from inspector.tui.screens.browser_cells import COLUMNS, row_cells
+from inspector.tui.screens.browser_table import BrowserTable
 
 
 def _rows() -> list[BrowserRow]:

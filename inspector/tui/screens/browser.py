@@ -49,14 +49,11 @@ from inspector.tui.rows import (
     primed_follower,
 )
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.browser_cells import COLUMNS
 from inspector.tui.screens.browser_filters import BrowserFilters
 from inspector.tui.screens.browser_loading import BrowserLoading, LoadCancelled, ReadTracker
 from inspector.tui.screens.browser_open import BrowserOpening
-from inspector.tui.screens.browser_table import (
-    BROWSER_BINDINGS,
-    COLUMNS,
-    BrowserTable,
-)
+from inspector.tui.screens.browser_table import BROWSER_BINDINGS, BrowserTable
 from inspector.tui.screens.browser_tuning import BrowserTuning
 from inspector.tui.screens.connect_dialog import ConnectDialog
 from inspector.tui.screens.context_live import offer_to_contexts

@@ -19,13 +19,8 @@ from textual.widgets import DataTable, Input, Static
 
 from inspector.render.styles import Palette
 from inspector.tui.rows import OUTCOMES, BrowserRow
-from inspector.tui.screens.browser_table import (
-    COLUMNS,
-    BrowserTable,
-    row_cells,
-    short_processor,
-    sort_value,
-)
+from inspector.tui.screens.browser_cells import COLUMNS, row_cells, short_processor, sort_value
+from inspector.tui.screens.browser_table import BrowserTable
 
 #: Rows added to the table at a time when a long listing is shown (`show_rest`).
 LISTING_STEP = 1000

@@ -1,5 +1,5 @@
-"""The browser's table (`BrowserTable`), its key bindings, cells and sort keys (helpers
-over `BrowserRow`).
+"""The browser's table (`BrowserTable`), its column fitting and key bindings (its cells:
+`browser_cells`).
 """
 
 from __future__ import annotations
@@ -7,163 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions
-from rich.measure import Measurement
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
-from textual.render import measure
 from textual.strip import Strip
 from textual.widgets import DataTable
-from textual.widgets._data_table import default_cell_formatter
 from textual.widgets.data_table import CellDoesNotExist, DuplicateKey, Row, RowKey
 
-from inspector.render.styles import DEFAULT_PALETTE, Palette
-from inspector.tui.rows import BrowserRow
-
-#: (column key, header, sort key)
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("time", "time"),
-    ("processor", "processor"),
-    ("outcome", "outcome"),
-    ("tokens", "before→after"),
-    ("reduction", "cut"),
-    ("retries", "retry"),
-    ("session", "session"),
-    ("title", "id / source"),
-)
-#: A longer outcome is cut (the tuned ones, beside what was recorded, are the longest).
-OUTCOME_WIDTH = 64
-SESSION_WIDTH = 18
-#: Longest id shown whole by `short_id`; longer ones keep their head and distinguishing tail.
-ID_WIDTH = 26
-#: The id column is never narrower than this while other columns can give way.
-ID_MIN = 14
-#: Outcome -> style name of `inspector.render.styles`.
-OUTCOME_STYLES = {
-    "compressed": "good",
-    "not compressed": "caution",
-    "unknown": "caution",
-    "failed": "bad",
-    "error": "error",
-}
-
-
-def short_processor(name: str) -> str:
-    """A processor's name without its "Compressor" suffix (the whole name when that is all)."""
-    return name.removesuffix("Compressor") or name
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def short_id(
-    identifier: str, session: str = "", processor: str = "", width: int | None = ID_WIDTH
-) -> str:
-    """The part of an id that tells rows apart: without the session and processor the
-    other columns show, and for one longer than `width` (None: any length) its head and its
-    tail (where run numbers and timestamps are), joined by an ellipsis."""
-    short = identifier
-    if session:
-        safe = session.replace("/", "-")
-        for prefix in (f"{session}/", f"{safe}/"):
-            short = short.removeprefix(prefix)
-        for suffix in (f"_{safe}", f"_{session}"):
-            short = short.removesuffix(suffix)
-    if processor:
-        # the processor is a column of its own, whatever joins it to the rest of the id
-        for before in "_/-":
-            short = short.replace(f"{before}{processor}", "")
-        short = short.replace(processor, "")
-    short = short.strip("/_-") or identifier
-    return short if width is None else elide_middle(short, width)
-
-
-def elide_middle(text: str, width: int) -> str:
-    """`text` in at most `width` cells: its head and its longer tail around an ellipsis (the
-    whole last part of a path when it fits: it names the case)."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return "…"[:width]
-    tail = width * 2 // 3
-    last = text.rfind("/")
-    if last > 0 and len(text) - last + 2 <= width:
-        tail = len(text) - last
-    return text[: width - tail - 1] + "…" + text[-tail:]
-
-
-class IdText(Text):
-    """An id cell: measured at its whole length, drawn elided in the middle to the width
-    its column gets (`fit_columns`), so the head and the distinguishing tail both show."""
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        """Whole length at most, `ID_MIN` at least."""
-        return Measurement(min(len(self.plain), ID_MIN), len(self.plain))
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
-        """The id elided in the middle to `options.max_width`."""
-        shown = Text(elide_middle(self.plain, options.max_width), self.style, no_wrap=True)
-        yield from shown.__rich_console__(console, options)
-
-
-def sort_value(row: BrowserRow, column: str) -> Any:
-    """A comparable key for `column`; missing values sort last."""
-    if column == "time":
-        return (row.timestamp is None, -(row.timestamp or 0.0), row.key)
-    if column == "tokens":
-        return (row.before is None, -(row.before or 0), row.key)
-    if column == "reduction":
-        return (row.reduction is None, -(row.reduction or 0.0), row.key)
-    if column == "retries":
-        return (row.retries is None, -(row.retries or 0), row.key)
-    return (getattr(row, column) == "", str(getattr(row, column)).lower(), row.key)
-
-
-def plain_cell(text: str) -> Text:
-    """A cell showing `text` as it is. DataTable reads a `str` cell as Rich markup: a session,
-    processor or file name holding `[/]` raised MarkupError while the table was measured (a
-    traceback, the app gone) and one holding `[bold]` lost those characters on screen."""
-    return Text(text, no_wrap=True, end="")
-
-
-def row_cells(row: BrowserRow, styles: Palette = DEFAULT_PALETTE) -> list[Text]:
-    """The table cells of one row (the outcome styled from `styles`), every one a Rich
-    `Text` (`plain_cell`)."""
-    style = styles(OUTCOME_STYLES.get(row.outcome_kind, "plain"))
-    if row.before is not None and row.after is not None:
-        tokens = f"{row.before:,}→{row.after:,}"
-    elif row.before is not None:
-        tokens = f"{row.before:,}"
-    else:
-        tokens = ""
-    return [
-        plain_cell(row.time[5:16] if row.time else ""),
-        plain_cell(short_processor(row.processor)),
-        Text(_clip(row.outcome, OUTCOME_WIDTH), style),
-        Text(tokens, justify="right"),
-        Text(f"{row.reduction:.0%}" if row.reduction is not None else "", justify="right"),
-        Text(str(row.retries) if row.retries is not None else "", justify="right"),
-        plain_cell(_clip(row.session, SESSION_WIDTH)),
-        IdText(short_id(row.title, row.session, row.processor, width=None))
-        if row.error is None and row.artifact is not None
-        else plain_cell(_source_tail(row.error.source if row.error is not None else row.title)),
-    ]
-
-
-def _source_tail(path: str) -> str:
-    """A file path by its distinguishing end (the file name and its folder)."""
-    parts = path.replace("\\", "/").rsplit("/", 2)
-    tail = "/".join(parts[-2:]) if len(parts) > 1 else path
-    return tail if len(tail) <= ID_WIDTH * 2 else "…" + tail[-ID_WIDTH * 2 :]
-
+from inspector.tui.screens.browser_cells import ID_MIN, cell_width
 
 #: Columns that give way to the id when it has less than its goal, in order: mild steps
 #: first, then the least useful columns, each to the narrowest content width given
@@ -248,16 +103,6 @@ BROWSER_BINDINGS: list[BindingType] = [
 ]
 
 
-def cell_width(cell: Any, console: Console, options: ConsoleOptions) -> int:
-    """The width `textual.render.measure(console, cell, 1)` gives a cell of this table, with
-    `options` made once by the caller (`console.options` builds them anew at every call)."""
-    if type(cell) is Text:  # Rich's measure of a Text, its maximum (the widest line) only
-        return max(map(cell_len, cell.plain.splitlines()), default=0)
-    if not isinstance(cell, Text):
-        return measure(console, default_cell_formatter(cell, wrap=False, height=1), 1)
-    return max(0, cell.__rich_measure__(console, options).maximum)
-
-
 class OneLineOffsets:
     """DataTable's `_y_offsets` for a table whose rows are all one line high, without the
     list: line `y` is the row at index `y`, its line 0."""
@@ -292,7 +137,7 @@ class BrowserTable(DataTable[Any]):
     #: a layout pass of the whole screen for it was a large part of the key.
     #: `watch_virtual_size` asks for the layout only when the scrollbars may come or go, or
     #: the width changes.
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -323,7 +168,8 @@ class BrowserTable(DataTable[Any]):
         scrollbar is needed before and after; anything else takes the layout pass."""
         if old.width == new.width and min(old.height, new.height) > self.size.height + 2:
             self._scroll_update(new)
-            self.refresh()
+            if new.height < old.height:
+                self.refresh()
         else:
             self.refresh(layout=True)
 
@@ -367,11 +213,14 @@ class BrowserTable(DataTable[Any]):
         columns = [column.key for column in self.ordered_columns]
         self._tables.clear()
         measured: list[tuple[str, Sequence[Any]]] = []
+        widths = self._widths()
+        places: list[int] = []
         for key, cells, new_key in rows:
             row_key = RowKey(key)
             index = self._row_locations.get(row_key)
             if index is None:
                 raise CellDoesNotExist(f"No row exists for row_key={key!r}.")
+            places.append(index if new_key is not None and new_key != key else -1)
             if new_key is not None and new_key != key:
                 if RowKey(new_key) in self._row_locations:
                     raise DuplicateKey(f"The row key {new_key!r} already exists.")
@@ -391,8 +240,40 @@ class BrowserTable(DataTable[Any]):
             self._provisional.discard(key)
             measured.append((key, cells))
         self._measure_now(measured)
-        self._update_count += 1
-        self.refresh()
+        if -1 in places or widths != self._widths() or self._on_screen(places):
+            self._update_count += 1
+            self.refresh()
+        else:
+            self._forget_lines(places)
+
+    def _widths(self) -> list[int]:
+        return [column.content_width for column in self.ordered_columns]
+
+    def _on_screen(self, indexes: Sequence[int]) -> bool:
+        """Whether a row at one of `indexes` is drawn (a row of margin each side)."""
+        top = self.scroll_offset.y - 1
+        bottom = top + self.size.height + 2
+        return any(top <= index <= bottom for index in indexes)
+
+    def _forget_lines(self, indexes: Sequence[int]) -> None:
+        """Drop what DataTable keeps drawn of the rows at `indexes` by position (their lines,
+        header included, and their cells by row index) and its list of rows, for rows that
+        changed off screen under a new key: what it keeps by key is the new rows' already,
+        and every other row's drawing stays valid. A table update instead (`_update_count`)
+        made each frame draw every line again: while a 50,000-file folder loaded, its
+        placeholders replaced far below the screen cost a full table drawing ~60 times a
+        second."""
+        header = self.header_height if self.show_header else 0
+        rows = set(indexes)
+        lines = {index + header for index in rows}
+        kept: tuple[tuple[Any, int, set[int]], ...] = (
+            (self._line_cache, 0, lines),  # (y, ...)
+            (self._row_renderable_cache, 1, rows),  # (update count, row index)
+        )
+        for cache, at, wanted in kept:
+            for key in [key for key in cache.keys() if key[at] in wanted]:  # noqa: SIM118 - no __iter__
+                cache.discard(key)
+        self._ordered_row_cache.clear()
 
     def remeasure(self) -> None:
         """Every column's width measured again from its label and every row's cells, once
@@ -596,11 +477,13 @@ class BrowserTable(DataTable[Any]):
             row = self.rows[row_key] = Row(row_key, 1)
             made[key] = (cells, row_key, row, data)
             self._measured[key] = cells
+        widths = self._widths()
         self._measure_now(rows)
         self.cursor_coordinate = self.cursor_coordinate
         if first == 0 and self.columns and self.show_cursor and self.cursor_type != "none":
             self._highlight_cursor()  # a cell to highlight where there was none
-        self._update_count += 1
+        if widths != self._widths():  # new rows on new lines: no line drawn changes else
+            self._update_count += 1
         self.check_idle()
 
     def _measure_now(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
