@@ -94,9 +94,8 @@ def _mixed() -> tuple[list[Any], list[DumpRef], list[ModelCall]]:
     return runs, dumps, calls
 
 
-def test_each_session_is_made_alone_and_equals_the_whole(monkeypatch: Any) -> None:
-    runs, dumps, calls = _mixed()
-    eager = session_timelines(runs, dumps, calls)
+def _counted(monkeypatch: Any) -> list[Any]:
+    """The session of each run made into a timeline entry from now on."""
     made: list[Any] = []
     to_dict = EvaluationRun.to_dict
 
@@ -105,6 +104,13 @@ def test_each_session_is_made_alone_and_equals_the_whole(monkeypatch: Any) -> No
         return to_dict(run)
 
     monkeypatch.setattr(EvaluationRun, "to_dict", counted)
+    return made
+
+
+def test_each_session_is_made_alone_and_equals_the_whole(monkeypatch: Any) -> None:
+    runs, dumps, calls = _mixed()
+    eager = session_timelines(runs, dumps, calls)
+    made = _counted(monkeypatch)
     lazy = LazyTimelines(runs, dumps, calls)
     timeline = lazy["a-b"]
     assert sorted(made) == ["a b", "a/b"]  # no other session's run was made into an entry
@@ -125,3 +131,16 @@ def test_each_session_is_made_alone_and_equals_the_whole(monkeypatch: Any) -> No
     assert lazy.get("nobody") is None
     assert session_timeline(runs, dumps, "a/b", calls) == eager["a-b"]
     assert session_timeline(runs, dumps, "nobody", calls) == []
+
+
+def test_without_each_the_first_read_makes_every_session(monkeypatch: Any) -> None:
+    """A full load reads every session's timeline: all are made at the first read."""
+    runs, dumps, calls = _mixed()
+    eager = session_timelines(runs, dumps, calls)
+    made = _counted(monkeypatch)
+    lazy = LazyTimelines(runs, dumps, calls, each=False)
+    assert made == []
+    assert lazy["x"] == eager["x"]
+    assert len(made) == len(runs)  # every session's runs, at once
+    assert dict(lazy) == eager and len(made) == len(runs)
+    assert lazy.get("nobody") is None

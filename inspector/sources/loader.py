@@ -396,7 +396,7 @@ class _Streamer:
         self.facts = NeighbourFacts(self.loads, records)
         # header-level artifacts are read for what they recorded: no session timelines
         self.timelines: Mapping[str | None, list[dict[str, Any]]] = (
-            LazyTimelines(self.runs, self.refs, calls) if self.contexts else {}
+            LazyTimelines(self.runs, self.refs, calls, each=self.on_demand) if self.contexts else {}
         )
         self._attach_debug_artifacts(grouped)
         # no model call: every run would be walked to link nothing
