@@ -132,7 +132,7 @@ class SharedText(Text):
     measured: int | None = None
 
 
-#: Cells kept by `shared_cell` before it starts again (a row's are ~1 KB).
+#: Cells kept by `shared_cell` before it starts again (each ~1 KB).
 SHARED_MOST = 20_000
 _shared: dict[tuple[str, str, Any], SharedText] = {}
 
