@@ -209,3 +209,22 @@ def test_shared_cells_start_again_past_their_bound(monkeypatch: pytest.MonkeyPat
     assert again is not first and again.plain == first.plain  # made anew, the same cell
     assert shared_cell("x", "right") is not shared_cell("x")  # the kind is part of the value
     assert shared_cell("x", "right").justify == "right"
+
+
+def test_a_shared_outcome_cell_takes_each_palettes_style() -> None:
+    """A theme change rebuilds the cells in the new palette (`restyle`): the outcome cell of
+    a row is shared within one palette, never across two."""
+    from rich.style import Style
+
+    from inspector.render.styles import Palette
+
+    light = Palette({"good": Style(color="#005f00")})
+    dark = Palette({"good": Style(color="#87d787")})
+    row = _row(1, "ops-42", "compressed", None)
+    row.outcome_kind = "compressed"
+    again = _row(5, "other", "compressed", None)
+    again.outcome_kind = "compressed"
+    in_light, in_dark = row_cells(row, light)[2], row_cells(row, dark)[2]
+    assert in_light is row_cells(again, light)[2]
+    assert in_light is not in_dark
+    assert in_light.style == Style(color="#005f00") and in_dark.style == Style(color="#87d787")
