@@ -617,8 +617,9 @@ class _Streamer:
         for path, load in self.loads.items():
             alone = not self._explicit[path] and len(load.dumps) == 1 and not load.records
             for dump in load.dumps:
-                (peeked if alone else others).append(dump.ref)
-                self._ref_paths[dump.ref.id] = path
+                ref = dump.ref  # a property: made anew at each read
+                (peeked if alone else others).append(ref)
+                self._ref_paths[ref.id] = path
         return peeked + others
 
     def _whole(self, path: Path, ident: str) -> LoadResult:
