@@ -192,12 +192,17 @@ def _source_tail(path: str) -> str:
 def cell_width(cell: Any, console: Console, options: ConsoleOptions) -> int:
     """The width `textual.render.measure(console, cell, 1)` gives a cell of this table, with
     `options` made once by the caller (`console.options` builds them anew at every call)."""
-    if type(cell) is Text:  # Rich's measure of a Text, its maximum (the widest line) only
-        return max(map(cell_len, cell.plain.splitlines()), default=0)
+    if type(cell) is Text:
+        return _text_width(cell)
     if type(cell) is SharedText:
         if cell.measured is None:
-            cell.measured = max(map(cell_len, cell.plain.splitlines()), default=0)
+            cell.measured = _text_width(cell)
         return cell.measured
     if not isinstance(cell, Text):
         return measure(console, default_cell_formatter(cell, wrap=False, height=1), 1)
     return max(0, cell.__rich_measure__(console, options).maximum)
+
+
+def _text_width(cell: Text) -> int:
+    """Rich's measure of a plain Text, its maximum only: the widest line."""
+    return max(map(cell_len, cell.plain.splitlines()), default=0)
