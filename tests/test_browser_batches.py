@@ -141,7 +141,9 @@ def test_the_screen_never_has_more_batches_queued_than_in_flight(
     assert state["shown"] == state["posted"]
 
 
-class _Table(App[None]):
+class TableApp(App[None]):
+    """A browser table alone, with the browser's columns."""
+
     def compose(self) -> ComposeResult:
         yield BrowserTable(id="table")
 
@@ -158,7 +160,7 @@ def _cells(session: str, title: str) -> list[Text]:
 
 
 async def test_fitted_widths_leave_out_replaced_placeholders_only() -> None:
-    app = _Table()
+    app = TableApp()
     async with app.run_test(size=(200, 20)) as pilot:
         table = app.query_one(BrowserTable)
         # a placeholder with a long name, and a real row whose session is wide
@@ -185,7 +187,7 @@ async def test_a_replaced_row_can_take_the_key_of_the_row_that_replaced_it(
 ) -> None:
     """A placeholder's place takes its row's key: the table built after the load (by row
     keys) then finds that row made and measured, and measures none of it again."""
-    app = _Table()
+    app = TableApp()
     async with app.run_test(size=(200, 20)) as pilot:
         table = app.query_one(BrowserTable)
         table.replace_rows(

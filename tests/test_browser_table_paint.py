@@ -14,12 +14,13 @@ tui-fill`).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from rich.console import Console
 from rich.text import Text
-from textual.app import App, ComposeResult
 
 from inspector.tui.rows import BrowserRow
 from inspector.tui.screens import browser_cells
@@ -31,18 +32,9 @@ from inspector.tui.screens.browser_cells import (
     shared_cell,
 )
 from inspector.tui.screens.browser_table import BrowserTable
+from tests.test_browser_batches import TableApp
 
 ROWS = 300
-
-
-class _Table(App[None]):
-    def compose(self) -> ComposeResult:
-        yield BrowserTable(id="table")
-
-    def on_mount(self) -> None:
-        table = self.query_one(BrowserTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
 
 
 def _cells(title: str) -> list[Text]:
@@ -68,6 +60,17 @@ def _counting(table: BrowserTable, monkeypatch: pytest.MonkeyPatch) -> list[Any]
     return calls
 
 
+@asynccontextmanager
+async def _placeholders() -> AsyncIterator[tuple[Any, BrowserTable]]:
+    """(pilot, table): a 20-line table of `ROWS` placeholder rows ("-1", ...) drawn once."""
+    app = TableApp()
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.query_one(BrowserTable)
+        table.append_rows([(str(-k - 1), _cells(f"old{k:03}")) for k in range(ROWS)])
+        await pilot.pause()
+        yield pilot, table
+
+
 async def _scroll_to(pilot: Any, table: BrowserTable, row: int) -> None:
     table.scroll_to(y=row, animate=False)
     await pilot.pause()
@@ -76,11 +79,7 @@ async def _scroll_to(pilot: Any, table: BrowserTable, row: int) -> None:
 async def test_rows_changed_off_screen_are_drawn_new_when_scrolled_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    app = _Table()
-    async with app.run_test(size=(120, 20)) as pilot:
-        table = app.query_one(BrowserTable)
-        table.append_rows([(str(-k - 1), _cells(f"old{k:03}")) for k in range(ROWS)])
-        await pilot.pause()
+    async with _placeholders() as (pilot, table):
         await _scroll_to(pilot, table, 200)  # rows 200.. drawn, their lines kept
         assert "old205" in _drawn(table)
         await _scroll_to(pilot, table, 0)
@@ -99,11 +98,7 @@ async def test_rows_changed_off_screen_are_drawn_new_when_scrolled_to(
 async def test_a_row_replaced_on_screen_or_wider_repaints(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    app = _Table()
-    async with app.run_test(size=(120, 20)) as pilot:
-        table = app.query_one(BrowserTable)
-        table.append_rows([(str(-k - 1), _cells(f"old{k:03}")) for k in range(ROWS)])
-        await pilot.pause()
+    async with _placeholders() as (pilot, table):
         calls = _counting(table, monkeypatch)
         updates = table._update_count
         table.replace_many([("-3", _cells("new002"), "2")])  # on screen
@@ -122,7 +117,7 @@ async def test_a_row_replaced_on_screen_or_wider_repaints(
 async def test_rows_appended_below_a_full_table_move_only_the_scrollbar(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    app = _Table()
+    app = TableApp()
     async with app.run_test(size=(120, 20)) as pilot:
         table = app.query_one(BrowserTable)
         table.append_rows([(str(k), _cells(f"row{k:03}")) for k in range(5)])
