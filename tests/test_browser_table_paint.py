@@ -2,9 +2,9 @@
 share the cells of the values they have in common.
 
 A 50,000-file folder's load replaces placeholders and appends rows far below the screen,
-~10 batches a second: each batch had been a table update (every drawn line made again) and
-a repaint of the whole table, ~60 times a second, and every row's cells were made and
-measured anew. Now a row changed off screen under a new key drops only its own drawn lines
+in a thousand batches of 100 rows: each batch had been a table update (every drawn line
+made again) and a repaint of the whole table, drawn up to 60 times a second, and every
+row's cells were made and measured anew. Now a row changed off screen under a new key drops only its own drawn lines
 (`BrowserTable._forget_lines`), rows appended below a full table move the scrollbar without
 a repaint (`watch_virtual_size`), and `shared_cell` makes each repeated value's cell once.
 Behaviour only: what is drawn after scrolling to the changed rows, what is repainted, which
