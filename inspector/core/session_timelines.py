@@ -22,6 +22,8 @@ from inspector.core.timeline import (
 )
 
 Timeline = list[dict[str, Any]]
+#: One session's runs, model calls and unlinked dumps.
+Members = tuple[list[EvaluationRun], list[ModelCall], list[DumpRef]]
 
 
 class _Members:
@@ -46,16 +48,24 @@ class _Members:
         for call in calls:
             for run in self.of_call.get(call.id, ()):
                 self.call_of[(run.key, run.index)] = call
-        self.sessions: dict[str | None, tuple[list[EvaluationRun], list[ModelCall], list[DumpRef]]]
-        self.sessions = {}
+        self.sessions: dict[str | None, Members] = {}
+
+        def of(session: str | None) -> Members:
+            """The session's lists, made at its first member (not one set per member)."""
+            key = norm(session)
+            found = self.sessions.get(key)
+            if found is None:
+                found = self.sessions[key] = ([], [], [])
+            return found
+
         for run in runs:
-            self.sessions.setdefault(norm(run.session_id), ([], [], []))[0].append(run)
+            of(run.session_id)[0].append(run)
         for call in calls:
-            self.sessions.setdefault(norm(call.session_id), ([], [], []))[1].append(call)
+            of(call.session_id)[1].append(call)
         linked_ids = {run.dump_id for run in runs if run.dump_id}
         for dump in dumps:
             if dump.id not in linked_ids:
-                self.sessions.setdefault(norm(dump.session_id), ([], [], []))[2].append(dump)
+                of(dump.session_id)[2].append(dump)
 
     def timeline(self, key: str | None) -> Timeline:
         """One session's entries (KeyError for a session with none).
@@ -143,10 +153,12 @@ class LazyTimelines(Mapping[str | None, Timeline]):
         made = self._made.get(session)
         if made is None:
             members = self._sessions()
-            if not self._each:
-                self._made = {key: members.timeline(key) for key in members.sessions}
-                return self._made[session]
-            made = self._made[session] = members.timeline(session)
+            if self._each:
+                made = self._made[session] = members.timeline(session)
+            else:
+                if not self._made:  # all made once: a session with none is not made again
+                    self._made = {key: members.timeline(key) for key in members.sessions}
+                made = self._made[session]
         return made
 
     def __iter__(self) -> Iterator[str | None]:
