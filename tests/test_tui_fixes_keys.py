@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import events
-from textual.widgets import Input
+from textual.widgets import Input, Select
 
 from inspector.core.tokens import TokenCounter
 from inspector.tui.app import InspectorApp, create_app
@@ -113,3 +113,37 @@ async def test_escape_in_a_rerun_field_leaves_the_field_not_the_form(
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, ContextScreen)
+
+
+OPS = (
+    Path(__file__).resolve().parents[1]
+    / "sample_dumps/workspace/context/ops-incident-42_context/compression_logs"
+    / "1796159289784_CurrentRoundCompressor_ops-incident-42.json"
+)
+
+
+async def test_the_first_look_at_the_tune_tab_changes_no_setting(
+    counters: dict[str, TokenCounter],
+) -> None:
+    """Found in tmux: a dump counted len_div_4 showed 7,688 tokens, and pressing `t` made it
+    12,888. The token_mode select takes its first option (tiktoken_cl100k) when it mounts,
+    and said so after the panel had shown len_div_4: that stale change was applied."""
+    app = create_app([str(OPS)], counters=counters)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, ContextScreen)
+        before, total = screen.settings, screen.decision.total_tokens if screen.decision else None
+        assert before.token_mode != "tiktoken_cl100k"  # not the select's first option
+        await pilot.press("t")
+        await settle(app, pilot)
+        await pilot.pause(0.3)
+        await settle(app, pilot)
+        assert screen.settings == before == screen.recorded
+        assert screen.decision is not None and screen.decision.total_tokens == total
+        select = screen.query_one("#field-token_mode", Select)
+        assert select.value == before.token_mode
+        # a choice the user makes is still applied
+        select.value = "tiktoken_cl100k"
+        await settle(app, pilot)
+        assert screen.settings.token_mode == "tiktoken_cl100k"

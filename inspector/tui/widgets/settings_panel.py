@@ -281,10 +281,13 @@ class SettingsPanel(VerticalScroll, can_focus=False):
         self._post(name, value)
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        """A choice made."""
+        """A choice made. A change to a value the select no longer holds is stale: a new
+        select takes its first option when it mounts and says so after `show` has set the
+        shown value, so the first look at the Tune tab switched token_mode to
+        tiktoken_cl100k (the first choice) and counted the context again."""
         event.stop()
-        if event.value is Select.NULL:  # Select.BLANK is False, a real choice here
-            return
+        if event.value is Select.NULL or event.value != event.select.value:
+            return  # (Select.BLANK is False, a real choice here)
         self._post((event.select.id or "").removeprefix("field-"), event.value)
 
     def _post(self, name: str, value: Any) -> None:
