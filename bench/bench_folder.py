@@ -25,6 +25,9 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
   "stats <= 1.5x the parse floor" was set on it, when `stats` had no findings) and, for
   information, `inspector stats --json` (findings: every context rebuilt and diagnosed,
   which no parse floor bounds). Goal <= 1.5x.
+* `inspector why --json FOLDER` (`why-json`, information) and `stats --json` as users run
+  them (`--jobs` at its default: the cores, at most 4), each beside itself at `--jobs 1`
+  (one process decides every context) in the same rounds.
 
 Whole processes, best of N by wall time, interleaved with the floor; CPU time (user +
 system of the process and its children) beside wall, and the load average, in each note.
@@ -51,7 +54,12 @@ ENV = {"PYTHONDONTWRITEBYTECODE": ""}
 
 
 #: Every measure of `measure`, by the key `--only` takes.
-MEASURES = ("entries", "first", "full", "browse", "stats-header", "stats", "tui", "why-text")
+MEASURES = (
+    "entries", "first", "full", "browse", "stats-header", "stats", "why-json", "tui", "why-text"
+)  # fmt: skip
+#: Measures run twice in the same rounds: as the user runs them (`--jobs` left to its
+#: default: the cores, at most 4) and with `--jobs 1` (everything decided in one process).
+ONE_JOB = ("stats", "why-json")
 #: The text `why` with no render helpers (`render.parallel`): the baseline of `why-text`.
 ALONE = {"CONTEXT_INSPECTOR_RENDER_HELPERS": "0"}
 
@@ -151,17 +159,26 @@ def measure(
         "full": [PYTHON, WORKER, "loader-all", str(folder)],
         "browse": [PYTHON, WORKER, "loader-demand", str(folder)],
         "stats": [*stats, str(folder)],
+        "why-json": [PYTHON, "-m", "inspector", "why", "--json", str(folder)],
         "tui": [PYTHON, WORKER, "tui-fill", str(folder)],
         "why-text": [PYTHON, "-m", "inspector", "why", str(folder)],
     }
-    chosen = {key: argv for key, argv in commands.items() if key == "floor" or key in only}
+    chosen: dict[str, Sequence[str]] = {
+        key: argv for key, argv in commands.items() if key == "floor" or key in only
+    }
     envs: dict[str, dict[str, str]] = {}
     if "why-text" in chosen:  # the same report printed with no helpers, in the same rounds
         chosen["why-text alone"] = chosen["why-text"]
         envs["why-text alone"] = ALONE
+    for key in [key for key in ONE_JOB if key in chosen]:  # and these decided in one process
+        chosen[f"{key} alone"] = [*chosen[key][:-1], "--jobs", "1", chosen[key][-1]]
     if old is not None:
         # the old tree has no on-demand load: its browser's was the full one (`full old`)
-        for key in [key for key in chosen if key not in ("floor", "browse", "why-text alone")]:
+        for key in [
+            key
+            for key in chosen
+            if key != "floor" and key != "browse" and not key.endswith(" alone")
+        ]:
             chosen[f"{key} old"] = chosen[key]
             envs[f"{key} old"] = old_env(old)
     best = interleaved(chosen, repeats, envs=envs)
@@ -237,7 +254,17 @@ def measure(
             f"inspector stats --json (findings: every context diagnosed), {label}",
             "(info)",
             True,
-            "every context rebuilt, counted and diagnosed",
+            "every context rebuilt, counted and diagnosed, on --jobs processes"
+            + _alone(best, "stats"),
+            True,
+        ),
+        row(
+            "why-json",
+            f"inspector why --json (every context decided), {label}",
+            "(info)",
+            True,
+            "every context rebuilt, counted, decided and diagnosed, on --jobs processes"
+            + _alone(best, "why-json"),
             True,
         ),
         row(
@@ -270,6 +297,17 @@ def measure(
         ),
     ]
     return [result for result in rows if result is not None]
+
+
+def _alone(best: dict[str, tuple[float, float]], key: str) -> str:
+    """How `key` compares with itself at `--jobs 1` in the same rounds (a note's end)."""
+    if f"{key} alone" not in best or key not in best:
+        return ""
+    (wall, _), (alone, alone_cpu) = best[key], best[f"{key} alone"]
+    return (
+        f"; {wall / alone:.2f}x the same at --jobs 1 ({alone:.2f} s, CPU {alone_cpu:.2f} s;"
+        f" {os.cpu_count()} cores)"
+    )
 
 
 def main(argv: Sequence[str]) -> None:

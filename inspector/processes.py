@@ -1,13 +1,36 @@
 """How helper processes are started here: forked when this process runs one thread, else
 from the fork server (forking beside another thread may copy a lock that thread holds).
+And `spread`: one function over many items on forked helpers, its answers in order.
 Standard library only, so any layer may ask (the loader's pool, the text report's
-helpers)."""
+helpers, the evaluations of `why --json` and `stats`)."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
+import signal
 import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # the pool itself is imported when a spread starts one (13 ms)
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Fewer items than this are worked here: starting and ending helpers costs ~30 ms.
+SPREAD_MIN_ITEMS = 64
+#: Items a helper works per job (one answer sent back per job).
+CHUNK = 16
+#: Jobs sent and not yet taken back, per helper, at most.
+AHEAD = 4
+
+#: The function and items of the running `spread`, inherited by its forked helpers.
+_JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+_in_helper = False
 
 
 def helper_start_method() -> str | None:
@@ -16,3 +39,128 @@ def helper_start_method() -> str | None:
         return None
     method = "fork" if threading.active_count() == 1 else "forkserver"
     return method if method in multiprocessing.get_all_start_methods() else None
+
+
+def jobs_memory_holds(jobs: int, meminfo: str = "/proc/meminfo") -> int:
+    """At most `jobs`, as many as the free memory holds of helpers that may each copy all
+    of this process's memory (a helper touching an object writes its reference count, and
+    so copies its page: measured 0.9x the parent's resident size for one that works every
+    item), leaving a quarter of it free; at least 1. Where the kernel does not say how much
+    memory is free (no `/proc/meminfo`): `jobs`."""
+    try:
+        with open(meminfo, encoding="ascii") as source:
+            fields = dict(line.split(":", 1) for line in source if ":" in line)
+        free = int(fields["MemAvailable"].split()[0]) * 1024
+        with open("/proc/self/statm", encoding="ascii") as source:
+            resident = int(source.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, KeyError, ValueError, IndexError):
+        return jobs
+    return max(1, min(jobs, int(free * 0.75) // max(resident, 1)))
+
+
+def in_helper() -> bool:
+    """True in a helper `spread` forked (it starts no helpers of its own)."""
+    return _in_helper
+
+
+def _start_helper(setup: Callable[[], None] | None) -> None:
+    global _in_helper
+    _in_helper = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if setup is not None:
+        setup()
+
+
+def _work_chunk(bounds: tuple[int, int]) -> list[tuple[bool, Any]]:
+    """In a helper: (True, answer) per item of the job, or (False, None) where the function
+    raised (the parent works that item again, so the error is raised there, as its own)."""
+    assert _JOB is not None
+    work, items = _JOB
+    answers: list[tuple[bool, Any]] = []
+    for index in range(*bounds):
+        try:
+            answers.append((True, work(items[index])))
+        except Exception:  # noqa: BLE001 - worked again in the parent, which raises it
+            answers.append((False, None))
+    return answers
+
+
+def spread(
+    work: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    setup: Callable[[], None] | None = None,
+) -> Iterator[R]:
+    """`work(item)` for each item, in order, worked by `jobs` helper processes forked from
+    this one (they inherit `work` and `items`: nothing is pickled but the answers).
+
+    The helpers run `setup` first, and never start helpers of their own (`in_helper`).
+    Everything is worked here, in turn, with fewer than `SPREAD_MIN_ITEMS` items, fewer
+    than 2 jobs, in a helper, or when forking is unsafe or unavailable
+    (`helper_start_method`). An item whose work raises in a helper is worked again here, so
+    its exception is raised here after the answers before it, as worked here alone; a job
+    whose helper died, or whose answer could not be sent, is worked here, and after a
+    helper's death everything left. The cyclic collector's objects are frozen while helpers
+    run, so that collections in them do not copy every page of this process."""
+    global _JOB
+    if jobs < 2 or len(items) < SPREAD_MIN_ITEMS or _in_helper or helper_start_method() != "fork":
+        yield from map(work, items)
+        return
+    if _JOB is not None:  # a spread inside a spread's consumer: no nesting of helpers
+        yield from map(work, items)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    _JOB = (work, items)
+    gc.freeze()
+    pool: ProcessPoolExecutor | None = None
+    try:
+        try:
+            pool = ProcessPoolExecutor(
+                jobs,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_start_helper,
+                initargs=(setup,),
+            )
+        except (OSError, ValueError):
+            pool = None
+        yield from _in_order(work, items, pool, jobs)
+    finally:
+        _JOB = None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
+
+
+def _in_order(
+    work: Callable[[T], R], items: Sequence[T], pool: ProcessPoolExecutor | None, jobs: int
+) -> Iterator[R]:
+    """The answers of `spread`, job by job: each job's from its helper, or worked here."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    bounds = deque((start, min(start + CHUNK, len(items))) for start in range(0, len(items), CHUNK))
+    sent: deque[tuple[tuple[int, int], Future[list[tuple[bool, Any]]]]] = deque()
+    while bounds or sent:
+        while pool is not None and bounds and len(sent) < AHEAD * jobs:
+            job = bounds.popleft()
+            try:
+                sent.append((job, pool.submit(_work_chunk, job)))
+            except (BrokenProcessPool, RuntimeError):
+                bounds.appendleft(job)
+                pool = None
+        if not sent:  # no helpers (any more): the rest is worked here
+            start, end = bounds.popleft()
+            yield from (work(items[index]) for index in range(start, end))
+            continue
+        (start, end), future = sent.popleft()
+        try:
+            answers = future.result()
+        except BrokenProcessPool:
+            pool = None
+            bounds.extendleft(reversed([job for job, _ in sent]))
+            sent.clear()
+            answers = [(False, None)] * (end - start)
+        except Exception:  # noqa: BLE001 - an answer that could not travel: worked here
+            answers = [(False, None)] * (end - start)
+        for index, (done, answer) in zip(range(start, end), answers, strict=True):
+            yield answer if done else work(items[index])

@@ -192,19 +192,31 @@ def print_json_line(obj: Any, stream: Any = None, *, flush: bool = True) -> None
     `flush=False` leaves the line in the stream's buffer (a command printing many lines in
     a row, e.g. `why --json` over a big log: a write call per line cost more than its
     line's masking); the next flushed line, or the process's exit, writes it, in order.
-
-    A lone surrogate (read from a `"\\ud800"` escape) cannot be encoded as UTF-8: it is
-    written as the same JSON escape, so the line still reads back to the same string. The
-    line goes out as UTF-8 bytes whatever the stream's own encoding.
     """
     out = stream or sys.stdout
-    masker = getattr(out, "masker", None)
+    write_json_line(json_line_bytes(obj, out), out, flush=flush)
+
+
+def json_line_bytes(obj: Any, stream: Any = None) -> bytes:
+    """The bytes `print_json_line` writes for `obj` on `stream` (made apart from writing
+    them: a helper process makes them, the parent writes them, `write_json_line`).
+
+    A lone surrogate (read from a `"\\ud800"` escape) cannot be encoded as UTF-8: it is
+    written as the same JSON escape, so the line still reads back to the same string.
+    The line is UTF-8 whatever the stream's own encoding.
+    """
+    masker = getattr(stream or sys.stdout, "masker", None)
     text = (masker if isinstance(masker, Masker) else _DATA_MASKER).json_text(obj)
     try:
-        data = (text + "\n").encode("utf-8")
+        return (text + "\n").encode("utf-8")
     except UnicodeEncodeError:
         text = _LONE_SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-        data = (text + "\n").encode("utf-8")
+        return (text + "\n").encode("utf-8")
+
+
+def write_json_line(data: bytes, stream: Any = None, *, flush: bool = True) -> None:
+    """Write a line of `json_line_bytes` to `stream` (stdout), as `print_json_line` does."""
+    out = stream or sys.stdout
     binary = getattr(out, "buffer", None)
     if binary is not None:
         # text written before goes first (a MaskedStream knows when there is none)
@@ -221,6 +233,38 @@ def print_json_line(obj: Any, stream: Any = None, *, flush: bool = True) -> None
 def require_sources(sources: Sequence[str]) -> list[str]:
     """Sources given, or the defaults."""
     return list(sources) if sources else default_sources()
+
+
+def default_jobs() -> int:
+    """The processes a command works with unless told (`--jobs`): the cores, at most 4."""
+    return min(os.cpu_count() or 1, 4)
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser, what: str, memory: bool = False) -> None:
+    """`--jobs N`: how many processes do `what` (at least 1; `check_jobs`). Not given, it
+    is None (`check_jobs`: `default_jobs`); `memory`: the help says the default is also
+    bounded by the free memory (`processes.jobs_memory_holds`, where the command spreads)."""
+    bound = ", and as many as the free memory holds" if memory else ""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"processes {what} in parallel (default: the cores, at most 4{bound}; 1: this "
+        "one alone)",
+    )
+
+
+def check_jobs(args: argparse.Namespace, command: str) -> int:
+    """The `--jobs` given, else `default_jobs()` (1 for a command without the flag); a usage
+    error below 1."""
+    if not hasattr(args, "jobs"):
+        return 1
+    if args.jobs is None:
+        return default_jobs()
+    if args.jobs < 1:
+        raise UsageError(f"inspector {command}: --jobs must be at least 1")
+    return int(args.jobs)
 
 
 def add_mask_flag(parser: argparse.ArgumentParser) -> None:

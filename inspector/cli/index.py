@@ -8,11 +8,16 @@ Needs pyarrow (the `index` extra). Never imports Textual or Rich.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from inspector.cli.common import UsageError, print_json_line, require_sources
+from inspector.cli.common import (
+    UsageError,
+    add_jobs_argument,
+    check_jobs,
+    print_json_line,
+    require_sources,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,21 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("sources", nargs="*", metavar="SOURCE", help="dumps, logs, folders")
     parser.add_argument("--out", required=True, metavar="DIR", help="the index folder")
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=min(os.cpu_count() or 1, 4),
-        metavar="N",
-        help="processes indexing in parallel (default: the cores, at most 4)",
-    )
+    add_jobs_argument(parser, "indexing")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON line")
 
 
 def run(args: argparse.Namespace) -> int:
     """Index the sources; exit 1 when some file could not be read (its row says why)."""
     sources = require_sources(args.sources or [])
-    if args.jobs < 1:
-        raise UsageError("inspector index: --jobs must be at least 1")
+    jobs = check_jobs(args, "index")
     try:
         from inspector.index.writer import update_index
     except ImportError as error:
@@ -47,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.core.errors import InspectorError
 
     try:
-        summary = update_index(sources, Path(args.out), workers=args.jobs)
+        summary = update_index(sources, Path(args.out), workers=jobs)
     except InspectorError as error:
         print(f"error: {getattr(error, 'message', None) or error}", file=sys.stderr)
         return 2

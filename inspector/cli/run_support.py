@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from inspector.cli.common import (
     UsageError,
+    check_jobs,
     check_overrides,
     print_json_line,
     require_sources,
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
     from inspector.core.strategy.selection import Selection
     from inspector.core.tokens import TokenCounter
     from inspector.sources.cache import TokenCache
+
+
+T = TypeVar("T")
 
 
 def __getattr__(name: str) -> Any:
@@ -129,6 +134,14 @@ class ReportRun:
         self._cache: TokenCache | None = None
         self._counters: dict[str, TokenCounter] | None = None
         self._notices: set[tuple[str, str]] = set()
+        #: Processes that evaluate (`spread`): `--jobs` (checked by the command,
+        #: `check_jobs`); not given, the default, bounded by the free memory when spreading.
+        self.jobs = check_jobs(args, "")
+        self._jobs_given = getattr(args, "jobs", None) is not None
+        #: In a helper of `spread`: the notices said while working one artifact.
+        self._held: list[tuple[tuple[str, str], str]] | None = None
+        #: While `spread` loads: the load errors met since the last artifact, to report.
+        self._deferred: list[LoadError] | None = None
         #: Debug logs given alone and at least this big are streamed record by record
         #: (`inspector.sources.debugstream`): memory bounded by one open run per key.
         self.stream_min_bytes = STREAM_MIN_BYTES
@@ -160,6 +173,12 @@ class ReportRun:
         from inspector.encoding import load_cl100k
 
         return load_cl100k().note
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the sources are big debug logs given alone, read record by record
+        (`artifacts`): never held whole, so never `spread`."""
+        return streamable(self.sources, self.stream_min_bytes) is not None
 
     def artifacts(self) -> Iterator[Artifact]:
         """Loaded artifacts; each load error is reported (JSON line and stderr) and counted.
@@ -205,7 +224,11 @@ class ReportRun:
                 self._cache.flush()
 
     def report_error(self, error: LoadError) -> None:
-        """One JSON line with `error` (in --json mode) and a plain sentence on stderr."""
+        """One JSON line with `error` (in --json mode) and a plain sentence on stderr (kept
+        for later while `spread` loads)."""
+        if self._deferred is not None:
+            self._deferred.append(error)
+            return
         self.errors += 1
         if self.json:
             print_json_line(error.to_dict())
@@ -227,15 +250,77 @@ class ReportRun:
         except ConfigError as error:
             raise UsageError(f"{artifact.source}: {error}") from None
         for name in selection.ignored:
-            notice = (selection.strategy.key, name)
-            if notice not in self._notices:
-                self._notices.add(notice)
-                flag = "--" + name.replace("_", "-")
-                print(
-                    f"note: {flag} does not apply to {selection.strategy.processor}",
-                    file=sys.stderr,
-                )
+            flag = "--" + name.replace("_", "-")
+            self._say_once(
+                (selection.strategy.key, name),
+                f"note: {flag} does not apply to {selection.strategy.processor}",
+            )
         return selection
+
+    def _say_once(self, notice: tuple[str, str], text: str) -> None:
+        """`text` on stderr the first time `notice` is said (held in a helper: `spread`)."""
+        if notice in self._notices:
+            return
+        self._notices.add(notice)
+        if self._held is not None:
+            self._held.append((notice, text))
+        else:
+            print(text, file=sys.stderr)
+
+    def spread(self, work: Callable[[Artifact], T]) -> Iterator[tuple[Artifact, T]]:
+        """Each artifact of the sources with `work(artifact)`, in order, on `jobs`
+        processes (`processes.spread`; `--jobs` not given: no more than the free memory
+        holds, `processes.jobs_memory_holds`) once all are loaded.
+
+        The load's errors are reported where the load met them, between the answers; what
+        `work` prints on stderr in a helper is printed here before its answer, and each
+        notice of `select` once: both streams read as if each artifact were worked here as
+        it loaded. A helper counts with a token cache connection of its own, and writes
+        what it counts from there."""
+        from inspector.processes import in_helper, jobs_memory_holds, spread
+
+        artifacts: list[Artifact] = []
+        errors_before: list[list[LoadError]] = []
+        self._deferred = []
+        try:
+            for artifact in self.artifacts():
+                artifacts.append(artifact)
+                errors_before.append(self._deferred)
+                self._deferred = []
+        finally:
+            errors_after, self._deferred = self._deferred, None
+
+        def job(artifact: Artifact) -> tuple[T, list[tuple[tuple[str, str], str]], str]:
+            if not in_helper():
+                return work(artifact), [], ""
+            held: list[tuple[tuple[str, str], str]] = []
+            said, self._held, saved = io.StringIO(), held, sys.stderr
+            sys.stderr = said
+            try:
+                return work(artifact), held, said.getvalue()
+            finally:
+                sys.stderr, self._held = saved, None
+
+        self.cache.flush()  # the helpers' cache starts where this one is
+        jobs = self.jobs if self._jobs_given else jobs_memory_holds(self.jobs)
+        answers = spread(job, artifacts, jobs, self._after_fork)
+        for artifact, errors, (answer, held, said) in zip(
+            artifacts, errors_before, answers, strict=True
+        ):
+            for error in errors:
+                self.report_error(error)
+            for notice, text in held:
+                self._say_once(notice, text)
+            if said:
+                sys.stderr.write(said)
+            yield artifact, answer
+        for error in errors_after:
+            self.report_error(error)
+
+    def _after_fork(self) -> None:
+        """A helper's start (`spread`): a token cache connection of its own."""
+        if self._cache is not None:
+            self._cache.after_fork()
 
     def evaluate(self, artifact: Artifact) -> Evaluated:
         """Decide an artifact under the recorded settings with the user's overrides."""

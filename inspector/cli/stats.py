@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from inspector.cli.common import print_json_line
+from inspector.cli.common import add_jobs_argument, check_jobs, print_json_line
 from inspector.cli.run_support import ReportRun
 from inspector.core.artifact import Artifact
 from inspector.core.checks import Finding
@@ -32,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip the findings (no context is rebuilt or counted: much faster on big folders)",
     )
+    add_jobs_argument(parser, "finding", memory=True)
 
 
 def _found(report: ReportRun, artifact: Artifact) -> list[Finding]:
@@ -48,13 +49,11 @@ def _found(report: ReportRun, artifact: Artifact) -> list[Finding]:
     return run_findings(FindingInput(snapshot=None, artifact=artifact))
 
 
-def _findings(report: ReportRun, artifacts: list[Artifact]) -> dict[str, Any]:
-    """Findings counted by kind: each artifact's decision, plus the folder-level ones."""
+def _findings(artifacts: list[Artifact], found: list[list[Finding]]) -> dict[str, Any]:
+    """Findings counted by kind: each artifact's (`found`, in order), plus the folder-level ones."""
     from inspector.core.findings import folder_findings
 
-    per_artifact: dict[int, list[Finding]] = {}
-    for index, artifact in enumerate(artifacts):
-        per_artifact[index] = _found(report, artifact)
+    per_artifact = dict(enumerate(found))
     positions = {id(a): i for i, a in enumerate(artifacts)}
     for artifact, finding in folder_findings(artifacts):
         per_artifact[positions[id(artifact)]].append(finding)
@@ -95,6 +94,7 @@ def _header_stats(report: ReportRun) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Load every source, compute the statistics, print them."""
+    check_jobs(args, "stats")
     with_findings = not getattr(args, "no_findings", False)
     # without findings, stats reads only what each artifact recorded: nothing is rebuilt
     report = ReportRun(args, contexts=with_findings)
@@ -102,9 +102,11 @@ def run(args: argparse.Namespace) -> int:
     if streamed is not None:
         stats = streamed
     elif with_findings:
-        artifacts = list(report.artifacts())
+        # each context decided on `--jobs` processes, once every file is loaded
+        pairs = list(report.spread(lambda artifact: _found(report, artifact)))
+        artifacts = [artifact for artifact, _ in pairs]
         stats = compute_stats(artifacts)
-        stats.update(_findings(report, artifacts))
+        stats.update(_findings(artifacts, [found for _, found in pairs]))
     else:
         # one pass over the artifacts as they load (a streamed debug log is never held whole)
         stats = _header_stats(report)

@@ -9,10 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from inspector.cli.common import add_tuning_arguments
+from inspector.cli.common import add_jobs_argument, add_tuning_arguments, check_jobs
 from inspector.cli.report import add_pin_argument
 from inspector.sources.jsonio import STREAM_MIN_BYTES
+
+if TYPE_CHECKING:
+    from inspector.core.artifact import Artifact
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_pin_argument(parser)
     add_tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
+    add_jobs_argument(parser, "deciding (--json)", memory=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,13 +42,14 @@ def run(args: argparse.Namespace) -> int:
     from inspector.sources.debugstream import streamable
     from inspector.sources.result_cache import cached_run
 
+    check_jobs(args, "why")
     if streamable(list(getattr(args, "sources", None) or []), STREAM_MIN_BYTES) is not None:
         return _run(args)
     return cached_run("why", args, _run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from inspector.cli.common import print_json_line
+    from inspector.cli.common import json_line_bytes, write_json_line
     from inspector.cli.report import pins_of, with_pins
     from inspector.cli.run_support import ReportRun
     from inspector.core.strategy.report import why_json
@@ -52,11 +58,19 @@ def _run(args: argparse.Namespace) -> int:
     pins = pins_of(args)
     report.warn_inexact()
     if report.json:
-        for artifact in report.artifacts():
+
+        def line(artifact: Artifact) -> bytes:
             evaluated = report.evaluate(artifact)
             if evaluated.decision is not None:  # no context (a debug run alone): no pins
                 evaluated, _, _ = with_pins(report, evaluated, pins, flips=False)
-            print_json_line(why_json(artifact, evaluated.decision), flush=False)
+            return json_line_bytes(why_json(artifact, evaluated.decision))
+
+        if report.jobs < 2 or report.streamed:  # each evaluation printed as soon as it is read
+            for artifact in report.artifacts():
+                write_json_line(line(artifact), flush=False)
+        else:  # every context decided first, on `--jobs` processes, printed in order
+            for _, data in report.spread(line):
+                write_json_line(data, flush=False)
         return report.exit_status
     from inspector.render.parallel import ParallelPrinter, helpers_wanted
     from inspector.render.plain import TerminalSafeConsole

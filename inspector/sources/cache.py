@@ -38,7 +38,10 @@ from inspector.core.engine import PricedContext
 from inspector.core.messages import Message
 from inspector.core.snapshot import ContextSnapshot
 from inspector.core.tokens import TokenCounter
+from inspector.processes import in_helper
 
+#: Connections a forked process inherited (`TokenCache.after_fork`): held until it exits.
+_INHERITED: list[sqlite3.Connection] = []
 #: Environment variable naming the cache folder (tests and CI point it at a temp folder).
 CACHE_DIR_ENV = "CONTEXT_INSPECTOR_CACHE_DIR"
 #: Bump when the counting rules change so old entries are never reused.
@@ -256,6 +259,18 @@ class TokenCache:
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("ROLLBACK")
                 self._recover(error)
+
+    def after_fork(self) -> None:
+        """In a process forked from the one that made this cache: its own connection from
+        the next use on. The parent's is kept, never used nor closed here (closing it could
+        checkpoint the parent's log or release what the parent holds), and pending writes
+        are the parent's to make."""
+        with self._lock:
+            if self._connection is not None:
+                _INHERITED.append(self._connection)
+                self._connection = None
+            self._pending.clear()
+            self._pending_samples.clear()
 
     def close(self) -> None:
         """Flush and close the connection (the cache can be used again afterwards)."""
@@ -524,9 +539,11 @@ def compute_pieces(
     Processes are forked (they inherit the messages and the loaded encoder) when this
     process has a single thread; with other threads alive (the TUI) forking is unsafe, so
     fresh interpreters are used for jobs three times bigger, and results are only taken
-    when their counter has the same identity. Otherwise, and on any pool failure, counts
-    in this process.
+    when their counter has the same identity. Otherwise, on any pool failure, and in a
+    helper of `processes.spread`, counts in this process.
     """
+    if in_helper():  # a helper of `processes.spread`: the other cores are the others'
+        workers = 1
     size = sum(_content_size(m) for m in messages)
     methods = multiprocessing.get_all_start_methods()
     can_fork = "fork" in methods and threading.active_count() == 1

@@ -52,8 +52,8 @@ SUFFIX = ".ciresult"
 MAX_BYTES = 256 * 1024 * 1024
 #: Set to a non-empty value other than "0" to bypass the cache (read and write).
 DISABLE_ENV = "CONTEXT_INSPECTOR_NO_RESULT_CACHE"
-#: Arguments that do not change the output.
-_IGNORED_ARGS = frozenset({"func", "handler"})
+#: Arguments that never change a command's output (`--jobs`: how many processes work).
+_IGNORED_ARGS = frozenset({"func", "handler", "jobs"})
 _FRAME = struct.Struct(">ccQ")
 
 Event = tuple[str, str, bytes]  # (stream "o"/"e", kind "t" text / "b" bytes, payload)

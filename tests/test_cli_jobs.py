@@ -1,0 +1,127 @@
+"""`why --json` and `stats` decide a folder's contexts on `--jobs` processes
+(`ReportRun.spread`): stdout and stderr are byte for byte those of `--jobs 1`, load errors
+included where the load met them, notices said once, per-context notes kept; the helpers
+really decided (their process ids, recorded by a wrapped `evaluate`), and their token
+counts reach the cache. `--jobs 0` is a usage error. Each run is a fresh `inspector`
+process: pytest's own threads would keep everything in one process."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.synth import write_folder
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods(),
+    reason="needs a second core and the fork start method",
+)
+
+#: `inspector` with `ReportRun.evaluate` wrapped to append each deciding process's id to
+#: the file named first (inherited by forked helpers).
+_RECORDING = """
+import os, sys
+from inspector.cli import main, run_support
+
+evaluate = run_support.ReportRun.evaluate
+
+def recorded(self, artifact):
+    with open(sys.argv[1], "a") as out:
+        out.write(f"{os.getpid()}\\n")
+    return evaluate(self, artifact)
+
+run_support.ReportRun.evaluate = recorded
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """120 dumps of three processors over 6 sessions with their debug logs, given session
+    by session, and three files that cannot be read: two inside sessions, and one given
+    between the first session and the others, so that the load meets it between dumps."""
+    base = tmp_path_factory.mktemp("jobs")
+    root = write_folder(
+        base / "fleet", dumps=120, sessions=6, messages_per_dump=6, tool_output_chars=80
+    )
+    logs = sorted(root.rglob("compression_logs"))
+    (logs[0] / "0000000000000_CurrentRoundCompressor_broken.json").write_text('{"processor_')
+    (logs[-1] / "9999999999999_DialogueCompressor_binary.json").write_bytes(b"\x00\xff" * 40)
+    between = base / "1796000000000_CurrentRoundCompressor_cut.json"
+    between.write_text('{"processor_type": "CurrentRoundCompressor", "trig')
+    sessions = [str(log.parent) for log in logs]
+    return [sessions[0], str(between), *sessions[1:]]
+
+
+def _inspector(
+    *args: str, cache: Path, record: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(cache)}
+    command = [sys.executable, "-m", "inspector", *args]
+    if record is not None:
+        command = [sys.executable, "-c", _RECORDING, str(record), *args]
+    return subprocess.run(command, capture_output=True, cwd=REPO, env=env, timeout=240)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["why", "--json", "--context-window", "5000", "--pin", "900"],
+        ["stats", "--json"],
+        ["stats"],
+    ],
+    ids=["why-json", "stats-json", "stats-text"],
+)
+def test_jobs_print_what_one_process_prints(
+    sources: list[str], tmp_path: Path, command: list[str]
+) -> None:
+    alone = _inspector(*command, "--jobs", "1", *sources, cache=tmp_path / "alone")
+    record = tmp_path / "pids"
+    spread = _inspector(*command, "--jobs", "2", *sources, cache=tmp_path / "spread", record=record)
+    assert alone.returncode == spread.returncode == 1  # the unreadable files
+    assert spread.stdout == alone.stdout
+    assert spread.stderr == alone.stderr
+    pids = record.read_text().split()
+    assert len(set(pids)) == 2  # by the two helpers, none by the parent process
+    if command[0] == "stats":
+        assert len(pids) == 120  # each dump decided once (a debug run alone has no context)
+    else:
+        lines = [json.loads(line) for line in alone.stdout.splitlines()]
+        assert len(pids) == len(lines) - 3  # each dump and debug run decided once
+        errors = [i for i, line in enumerate(lines) if "error" in line]
+        assert len(errors) == 3
+        # one error between decisions: reported where the load met it, not all at first
+        assert any("error" not in lines[i - 1] and "error" not in lines[i + 1] for i in errors)
+        said = alone.stderr.decode().splitlines()
+        # a notice per processor, once; the pin's note for every dump (each decided once)
+        assert sum("--context-window does not apply" in line for line in said) == 3
+        assert sum("pins beyond its 6 messages ignored" in line for line in said) == 120
+
+
+def test_helpers_counts_reach_the_token_cache(sources: list[str], tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    exact = ("--tokens", "tiktoken_cl100k")
+    done = _inspector("why", "--json", "--jobs", "2", *exact, *sources, cache=cache)
+    assert done.returncode == 1, done.stderr
+    with sqlite3.connect(cache / "token-counts-v1.sqlite3") as connection:
+        (stored,) = connection.execute("SELECT count(*) FROM pieces").fetchone()
+    # the 120 dumps' messages, counted in the helpers (nothing is counted here)
+    assert stored >= 120
+    again = _inspector("why", "--json", "--jobs", "1", *exact, *sources, cache=cache)
+    assert again.stdout == done.stdout
+
+
+def test_jobs_below_one_is_a_usage_error(sources: list[str], tmp_path: Path) -> None:
+    for command in (["why", "--json"], ["stats"]):
+        done = _inspector(*command, "--jobs", "0", *sources, cache=tmp_path)
+        assert done.returncode == 2
+        assert b"--jobs must be at least 1" in done.stderr
+        assert done.stdout == b""

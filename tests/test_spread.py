@@ -1,0 +1,213 @@
+"""`processes.spread`: one function over many items on forked helpers, the answers in
+order and equal to working them here; an item that raises raises here, after the answers
+before it; a helper that dies, or an answer that cannot travel, is worked here; no helper
+for a few items, one job, beside a thread or inside a helper; a helper counts alone
+(`cache.compute_pieces`), and its token cache writes through a connection of its own.
+Each case runs in a fresh interpreter: pytest's own threads would make `spread` work
+everything here (`helper_start_method`)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import fresh_interpreter_json
+
+pytestmark = pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods(),
+    reason="needs a second core and the fork start method",
+)
+
+_COMMON = """
+import json, os, sys, threading
+from inspector import processes
+from inspector.processes import in_helper, spread
+
+PARENT = os.getpid()
+
+def answer(item):
+    return item * item, os.getpid(), in_helper()
+
+def report(answers):
+    print(json.dumps({
+        "values": [a[0] for a in answers],
+        "helpers": sorted({a[1] for a in answers if a[1] != PARENT}),
+        "here": sum(a[1] == PARENT for a in answers),
+        "marked": all(a[2] == (a[1] != PARENT) for a in answers),
+    }))
+"""
+
+
+def _run(body: str, *args: str) -> dict[str, Any]:
+    return fresh_interpreter_json(_COMMON + body, *args)
+
+
+def test_answers_come_in_order_from_the_helpers() -> None:
+    got = _run("report(list(spread(answer, range(500), 2)))")
+    assert got["values"] == [n * n for n in range(500)]
+    assert len(got["helpers"]) == 2  # both helpers worked
+    assert got["here"] == 0  # and nothing was worked here
+    assert got["marked"]  # `in_helper` is True there only
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        ("spread(answer, range(processes.SPREAD_MIN_ITEMS - 1), 2)", "few items"),
+        ("spread(answer, range(500), 1)", "one job"),
+        ("spread(answer, range(500), 0)", "no job"),
+    ],
+)
+def test_no_helper_for_few_items_or_one_job(call: str, why: str) -> None:
+    got = _run(f"report(list({call}))")
+    assert got["helpers"] == [], why
+    assert got["values"] == [n * n for n in range(len(got["values"]))]
+
+
+def test_no_helper_beside_a_thread() -> None:
+    got = _run(
+        "stop = threading.Event()\n"
+        "thread = threading.Thread(target=stop.wait)\n"
+        "thread.start()\n"
+        "try:\n"
+        "    report(list(spread(answer, range(200), 2)))\n"
+        "finally:\n"
+        "    stop.set()\n"
+        "    thread.join()\n"
+    )
+    assert got["helpers"] == []
+    assert got["here"] == 200
+
+
+def test_no_nested_helpers() -> None:
+    got = _run(
+        "def inner(item):\n"
+        "    pids = {a[1] for a in spread(answer, range(100), 2)}\n"
+        "    return in_helper() and pids == {os.getpid()}\n"
+        "print(json.dumps({'alone': all(spread(inner, range(80), 2))}))\n"
+    )
+    assert got == {"alone": True}  # each inner spread worked in its outer item's helper
+
+
+def test_an_item_that_raises_raises_here_after_the_answers_before_it() -> None:
+    got = _run(
+        "def failing(item):\n"
+        "    if item == 150:\n"
+        '        raise ValueError(f\'item {item} in {"a helper" if in_helper() else "here"}\')\n'
+        "    return answer(item)\n"
+        "seen = []\n"
+        "try:\n"
+        "    for got in spread(failing, range(400), 2):\n"
+        "        seen.append(got)\n"
+        "except ValueError as error:\n"
+        "    print(json.dumps({'seen': [s[0] for s in seen], 'error': str(error)}))\n"
+    )
+    assert got["seen"] == [n * n for n in range(150)]
+    assert got["error"] == "item 150 in here"  # raised by the parent's own work of it
+
+
+def test_a_helper_that_dies_leaves_its_work_done_here() -> None:
+    got = _run(
+        "def deadly(item):\n"
+        "    if item == 70 and in_helper():\n"
+        "        os._exit(3)\n"
+        "    return answer(item)\n"
+        "report(list(spread(deadly, range(400), 2)))\n"
+    )
+    assert got["values"] == [n * n for n in range(400)]
+    assert got["here"] > 0  # the rest after the death, at least
+
+
+def test_an_answer_that_cannot_travel_is_worked_here() -> None:
+    got = _run(
+        "def lock_for(item):\n"
+        "    value = answer(item)\n"
+        "    return (value, threading.Lock()) if item == 40 else (value, None)\n"
+        "answers = list(spread(lock_for, range(300), 2))\n"
+        "report([a[0] for a in answers])\n"
+    )
+    assert got["values"] == [n * n for n in range(300)]
+    assert got["here"] == 16  # the one job (`CHUNK` items) holding the lock
+    assert len(got["helpers"]) >= 1
+
+
+def test_setup_runs_in_each_helper_first() -> None:
+    got = _run(
+        "mark = ['parent']\n"
+        "def setup():\n"
+        "    mark[0] = f'set up in {os.getpid()}'\n"
+        "def marked(item):\n"
+        "    return mark[0] == f'set up in {os.getpid()}'\n"
+        "print(json.dumps({'all': all(spread(marked, range(200), 2, setup)), 'parent': mark[0]}))\n"
+    )
+    assert got == {"all": True, "parent": "parent"}
+
+
+def test_a_helper_counts_in_its_own_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector import processes
+    from inspector.core.messages import Message
+    from inspector.core.tokens import TokenCounter
+    from inspector.sources import cache
+
+    pools: list[int] = []
+
+    def no_pool(*args: Any) -> list[int]:
+        pools.append(args[-1])
+        return []
+
+    monkeypatch.setattr(cache, "_fork_pool", no_pool)
+    counter = TokenCounter("len_div_4")
+    messages = [Message(role="user", content="word " * 40_000) for _ in range(8)]
+    alone = [counter.compute_piece(m) for m in messages]
+    monkeypatch.setattr(processes, "_in_helper", True)
+    assert cache.compute_pieces(counter, messages) == alone
+    assert cache.compute_pieces(counter, messages, workers=2) == alone
+    assert pools == []  # no pool asked for, even when two workers were
+
+
+def test_helpers_write_counts_to_the_cache_through_their_own_connection(tmp_path: Path) -> None:
+    got = _run(
+        "from inspector.sources.cache import TokenCache\n"
+        "store = TokenCache(sys.argv[1])\n"
+        "store.put_many([(b'parent', 1)])\n"
+        "store.flush()\n"
+        "first = store._connection\n"
+        "def put(item):\n"
+        "    store.put_many([(b'key %d' % item, item)])\n"
+        "    store.flush()\n"
+        "    return store._connection is not first and store._connection is not None\n"
+        "own = list(spread(put, range(200), 2, store.after_fork))\n"
+        "found = store.get_many([b'key %d' % n for n in range(200)] + [b'parent'])\n"
+        "print(json.dumps({'own': all(own), 'found': len(found), 'same': store._connection is first}))\n",
+        str(tmp_path / "cache"),
+    )
+    assert got == {"own": True, "found": 201, "same": True}
+
+
+def _meminfo(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "meminfo"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_free_memory_bounds_the_jobs(tmp_path: Path) -> None:
+    from inspector.processes import jobs_memory_holds
+
+    with open("/proc/self/statm", encoding="ascii") as source:
+        resident = int(source.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    kib = resident // 1024
+    # room for three and a half copies of this process (a quarter of the free memory left):
+    # three helpers
+    three = _meminfo(tmp_path, f"MemTotal: 99 kB\nMemAvailable: {kib * 14 // 3} kB\n")
+    assert jobs_memory_holds(8, three) == 3
+    assert jobs_memory_holds(2, three) == 2
+    # less than one copy: one job, everything worked here
+    assert jobs_memory_holds(4, _meminfo(tmp_path, f"MemAvailable: {kib // 2} kB\n")) == 1
+    # the kernel does not say: as asked
+    assert jobs_memory_holds(4, str(tmp_path / "missing")) == 4
+    assert jobs_memory_holds(4, _meminfo(tmp_path, "MemFree: 10 kB\n")) == 4
+    assert jobs_memory_holds(4, _meminfo(tmp_path, "MemAvailable: lots\n")) == 4
