@@ -11,7 +11,6 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -91,8 +90,10 @@ def spread(
     jobs: int,
     setup: Callable[[], None] | None = None,
 ) -> Iterator[R]:
-    """`work(item)` for each item, in order, worked by `jobs` helper processes forked from
-    this one (they inherit `work` and `items`: nothing is pickled but the answers).
+    """`work(item)` for each item, in order, worked by this process and `jobs - 1` helper
+    processes forked from it (they inherit `work` and `items`: nothing is pickled but the
+    answers; this process works every `jobs`-th job of `CHUNK` items in its turn, and
+    writes what the consumer asks between them).
 
     The helpers run `setup` first, and never start helpers of their own (`in_helper`).
     Everything is worked here, in turn, with fewer than `SPREAD_MIN_ITEMS` items, fewer
@@ -117,7 +118,7 @@ def spread(
     try:
         try:
             pool = ProcessPoolExecutor(
-                jobs,
+                jobs - 1,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_start_helper,
                 initargs=(setup,),
@@ -135,32 +136,32 @@ def spread(
 def _in_order(
     work: Callable[[T], R], items: Sequence[T], pool: ProcessPoolExecutor | None, jobs: int
 ) -> Iterator[R]:
-    """The answers of `spread`, job by job: each job's from its helper, or worked here."""
+    """The answers of `spread`, job by job: every `jobs`-th job is worked here, in its
+    turn, the others by the helpers (at most `AHEAD` each sent ahead), or here when their
+    helper could not answer."""
     from concurrent.futures.process import BrokenProcessPool
 
-    bounds = deque((start, min(start + CHUNK, len(items))) for start in range(0, len(items), CHUNK))
-    sent: deque[tuple[tuple[int, int], Future[list[tuple[bool, Any]]]]] = deque()
-    while bounds or sent:
-        while pool is not None and bounds and len(sent) < AHEAD * jobs:
-            job = bounds.popleft()
+    chunks = [(start, min(start + CHUNK, len(items))) for start in range(0, len(items), CHUNK)]
+    sent: dict[int, Future[list[tuple[bool, Any]]]] = {}
+    unsent = 0  # the first chunk not yet sent nor passed over
+    for number, (start, end) in enumerate(chunks):
+        while pool is not None and unsent < len(chunks) and len(sent) < AHEAD * (jobs - 1):
+            if unsent % jobs:  # not this process's own
+                try:
+                    sent[unsent] = pool.submit(_work_chunk, chunks[unsent])
+                except (BrokenProcessPool, RuntimeError):
+                    pool = None
+                    break
+            unsent += 1
+        future = sent.pop(number, None)
+        answers: list[tuple[bool, Any]] = [(False, None)] * (end - start)
+        if future is not None:
             try:
-                sent.append((job, pool.submit(_work_chunk, job)))
-            except (BrokenProcessPool, RuntimeError):
-                bounds.appendleft(job)
+                answers = future.result()
+            except BrokenProcessPool:  # a helper died: everything left is worked here
                 pool = None
-        if not sent:  # no helpers (any more): the rest is worked here
-            start, end = bounds.popleft()
-            yield from (work(items[index]) for index in range(start, end))
-            continue
-        (start, end), future = sent.popleft()
-        try:
-            answers = future.result()
-        except BrokenProcessPool:
-            pool = None
-            bounds.extendleft(reversed([job for job, _ in sent]))
-            sent.clear()
-            answers = [(False, None)] * (end - start)
-        except Exception:  # noqa: BLE001 - an answer that could not travel: worked here
-            answers = [(False, None)] * (end - start)
+                sent.clear()
+            except Exception:  # noqa: BLE001 - an answer that could not travel: worked here
+                pass
         for index, (done, answer) in zip(range(start, end), answers, strict=True):
             yield answer if done else work(items[index])

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench.synth import write_folder
+from inspector.processes import SPREAD_MIN_ITEMS
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(
@@ -26,11 +27,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: `inspector` with `ReportRun.evaluate` wrapped to append each deciding process's id to
-#: the file named first (inherited by forked helpers).
+#: the file named first (inherited by forked helpers), after its own id marked "main"; the
+#: variable WINDOW sets `SPREAD_WINDOW`.
 _RECORDING = """
 import os, sys
 from inspector.cli import main, run_support
 
+with open(sys.argv[1], "a") as out:
+    out.write(f"main {os.getpid()}\\n")
+
+run_support.SPREAD_WINDOW = int(os.environ.get("WINDOW", run_support.SPREAD_WINDOW))
 evaluate = run_support.ReportRun.evaluate
 
 def recorded(self, artifact):
@@ -62,9 +68,11 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def _inspector(
-    *args: str, cache: Path, record: Path | None = None
+    *args: str, cache: Path, record: Path | None = None, window: int | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(cache)}
+    if window is not None:
+        env["WINDOW"] = str(window)
     command = [sys.executable, "-m", "inspector", *args]
     if record is not None:
         command = [sys.executable, "-c", _RECORDING, str(record), *args]
@@ -89,8 +97,10 @@ def test_jobs_print_what_one_process_prints(
     assert alone.returncode == spread.returncode == 1  # the unreadable files
     assert spread.stdout == alone.stdout
     assert spread.stderr == alone.stderr
-    pids = record.read_text().split()
-    assert len(set(pids)) == 2  # by the two helpers, none by the parent process
+    first, *pids = record.read_text().splitlines()
+    # decided by this process and the one helper of `--jobs 2`
+    assert first.startswith("main ") and first.split()[1] in pids
+    assert len(set(pids)) == 2
     if command[0] == "stats":
         assert len(pids) == 120  # each dump decided once (a debug run alone has no context)
     else:
@@ -104,6 +114,31 @@ def test_jobs_print_what_one_process_prints(
         # a notice per processor, once; the pin's note for every dump (each decided once)
         assert sum("--context-window does not apply" in line for line in said) == 3
         assert sum("pins beyond its 6 messages ignored" in line for line in said) == 120
+
+
+def test_windows_of_artifacts_print_what_one_process_prints(
+    sources: list[str], tmp_path: Path
+) -> None:
+    command = ["why", "--json", "--context-window", "5000", *sources]
+    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
+    record = tmp_path / "pids"
+    spread = _inspector(
+        *command, "--jobs", "2", cache=tmp_path / "spread", record=record, window=100
+    )
+    assert (spread.returncode, spread.stdout, spread.stderr) == (
+        alone.returncode,
+        alone.stdout,
+        alone.stderr,
+    )
+    first, *pids = record.read_text().splitlines()
+    decided = [line for line in alone.stdout.splitlines() if b'"error"' not in line]
+    assert 200 < len(pids) == len(decided) <= 300
+    # windows of 100, each decided here and by a helper of its own (forked once the window
+    # is loaded), but the last, too small for helpers (`SPREAD_MIN_ITEMS`): here alone
+    sizes = [100] * (len(pids) // 100) + [len(pids) % 100]
+    assert sizes[-1] < SPREAD_MIN_ITEMS
+    assert len(set(pids)) == 1 + len(sizes) - 1
+    assert first.split()[1] in pids
 
 
 def test_helpers_counts_reach_the_token_cache(sources: list[str], tmp_path: Path) -> None:

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: `ReportRun.spread` works this many loaded artifacts at a time (each window its helpers).
+SPREAD_WINDOW = 4096
+
 
 def __getattr__(name: str) -> Any:
     """`load_paths`, imported on first read and kept here (so a test can replace it)."""
@@ -138,7 +141,7 @@ class ReportRun:
         #: `check_jobs`); not given, the default, bounded by the free memory when spreading.
         self.jobs = check_jobs(args, "")
         self._jobs_given = getattr(args, "jobs", None) is not None
-        #: In a helper of `spread`: the notices said while working one artifact.
+        #: While `spread` works an artifact: the notices said, to say once its answer is taken.
         self._held: list[tuple[tuple[str, str], str]] | None = None
         #: While `spread` loads: the load errors met since the last artifact, to report.
         self._deferred: list[LoadError] | None = None
@@ -258,55 +261,76 @@ class ReportRun:
         return selection
 
     def _say_once(self, notice: tuple[str, str], text: str) -> None:
-        """`text` on stderr the first time `notice` is said (held in a helper: `spread`)."""
-        if notice in self._notices:
-            return
-        self._notices.add(notice)
+        """`text` on stderr the first time `notice` is said (while `spread` works an
+        artifact: held, and said once its answer is taken)."""
         if self._held is not None:
             self._held.append((notice, text))
-        else:
+        elif notice not in self._notices:
+            self._notices.add(notice)
             print(text, file=sys.stderr)
 
     def spread(self, work: Callable[[Artifact], T]) -> Iterator[tuple[Artifact, T]]:
         """Each artifact of the sources with `work(artifact)`, in order, on `jobs`
         processes (`processes.spread`; `--jobs` not given: no more than the free memory
-        holds, `processes.jobs_memory_holds`) once all are loaded.
+        holds, `processes.jobs_memory_holds`), `SPREAD_WINDOW` loaded artifacts at a time
+        (the load makes each artifact when it is read: holding them all would take ~2.5x
+        the memory of a 50,000-file folder's load).
 
         The load's errors are reported where the load met them, between the answers; what
-        `work` prints on stderr in a helper is printed here before its answer, and each
-        notice of `select` once: both streams read as if each artifact were worked here as
-        it loaded. A helper counts with a token cache connection of its own, and writes
-        what it counts from there."""
-        from inspector.processes import in_helper, jobs_memory_holds, spread
+        `work` prints on stderr (wherever it works) is printed when its answer is taken,
+        and each notice of `select` once: both streams read as if each artifact were
+        worked here as it loaded. A helper counts with a token cache connection of its
+        own, and writes what it counts from there."""
+        window: list[tuple[Artifact, list[LoadError]]] = []
+        for artifact, errors in self._with_errors():
+            if artifact is not None:
+                window.append((artifact, errors))
+            if window and (artifact is None or len(window) == SPREAD_WINDOW):
+                yield from self._spread_window(window, work)
+                window = []
+            if artifact is None:
+                for error in errors:
+                    self.report_error(error)
 
-        artifacts: list[Artifact] = []
-        errors_before: list[list[LoadError]] = []
-        self._deferred = []
-        try:
-            for artifact in self.artifacts():
-                artifacts.append(artifact)
-                errors_before.append(self._deferred)
-                self._deferred = []
-        finally:
-            errors_after, self._deferred = self._deferred, None
+    def _with_errors(self) -> Iterator[tuple[Artifact | None, list[LoadError]]]:
+        """Each artifact with the load errors met since the one before it (kept, not yet
+        reported); last, None with those met after the last artifact."""
+        artifacts = self.artifacts()
+        while True:
+            self._deferred = []
+            try:
+                artifact = next(artifacts, None)
+            except BaseException:  # what was met before it is reported, as it would be
+                errors, self._deferred = self._deferred, None
+                for error in errors:
+                    self.report_error(error)
+                raise
+            errors, self._deferred = self._deferred, None
+            yield artifact, errors
+            if artifact is None:
+                return
 
-        def job(artifact: Artifact) -> tuple[T, list[tuple[tuple[str, str], str]], str]:
-            if not in_helper():
-                return work(artifact), [], ""
+    def _spread_window(
+        self, window: list[tuple[Artifact, list[LoadError]]], work: Callable[[Artifact], T]
+    ) -> Iterator[tuple[Artifact, T]]:
+        """`spread` over one window of artifacts (each with the load errors before it)."""
+        from inspector.processes import jobs_memory_holds, spread
+
+        def job(
+            pair: tuple[Artifact, list[LoadError]],
+        ) -> tuple[T, list[tuple[tuple[str, str], str]], str]:
             held: list[tuple[tuple[str, str], str]] = []
             said, self._held, saved = io.StringIO(), held, sys.stderr
             sys.stderr = said
             try:
-                return work(artifact), held, said.getvalue()
+                return work(pair[0]), held, said.getvalue()
             finally:
                 sys.stderr, self._held = saved, None
 
         self.cache.flush()  # the helpers' cache starts where this one is
         jobs = self.jobs if self._jobs_given else jobs_memory_holds(self.jobs)
-        answers = spread(job, artifacts, jobs, self._after_fork)
-        for artifact, errors, (answer, held, said) in zip(
-            artifacts, errors_before, answers, strict=True
-        ):
+        answers = spread(job, window, jobs, self._after_fork)
+        for (artifact, errors), (answer, held, said) in zip(window, answers, strict=True):
             for error in errors:
                 self.report_error(error)
             for notice, text in held:
@@ -314,8 +338,6 @@ class ReportRun:
             if said:
                 sys.stderr.write(said)
             yield artifact, answer
-        for error in errors_after:
-            self.report_error(error)
 
     def _after_fork(self) -> None:
         """A helper's start (`spread`): a token cache connection of its own."""
