@@ -18,9 +18,10 @@ Two cases: 5,000 dumps + 50 debug logs (`run`), and 50,000 tiny dumps + 500 debu
   (the worker then opens 50 and prints the mean per open). Goal <= 1.5x.
 * the TUI's fill (`tui`, information): the app run headless (`App.run_test`) on the folder
   until the browser's load is done and no row is pending, beside the full load it shows.
-* `inspector why FOLDER` (`why-text`, information): the text report with render helpers
-  (`render.parallel`), beside the same report with none (`CONTEXT_INSPECTOR_RENDER_HELPERS=0`)
-  in the same rounds.
+* `inspector why FOLDER` (`why-text`, information): the text report, each context decided
+  and its panel laid out on `--jobs` processes, beside the same at `--jobs 1` with render
+  helpers laying out only (`render.parallel`, one per core: how it ran before) and at
+  `--jobs 1` alone, in the same rounds.
 * `inspector stats --json --no-findings FOLDER` (the header-level pass: the issue's
   "stats <= 1.5x the parse floor" was set on it, when `stats` had no findings) and, for
   information, `inspector stats --json` (findings: every context rebuilt and diagnosed,
@@ -59,9 +60,10 @@ MEASURES = (
 )  # fmt: skip
 #: Measures run twice in the same rounds: as the user runs them (`--jobs` left to its
 #: default: the cores, at most 4) and with `--jobs 1` (everything decided in one process).
-ONE_JOB = ("stats", "why-json")
-#: The text `why` with no render helpers (`render.parallel`): the baseline of `why-text`.
-ALONE = {"CONTEXT_INSPECTOR_RENDER_HELPERS": "0"}
+ONE_JOB = ("stats", "why-json", "why-text")
+#: The text `why` at `--jobs 1` with render helpers (`render.parallel`, one per core): how
+#: it ran before its contexts were decided on `--jobs` processes (`ReportRun.spread`).
+RENDER_ONLY = {"CONTEXT_INSPECTOR_RENDER_HELPERS": str(os.cpu_count() or 1)}
 
 
 def _children_cpu() -> float:
@@ -167,9 +169,14 @@ def measure(
         key: argv for key, argv in commands.items() if key == "floor" or key in only
     }
     envs: dict[str, dict[str, str]] = {}
-    if "why-text" in chosen:  # the same report printed with no helpers, in the same rounds
-        chosen["why-text alone"] = chosen["why-text"]
-        envs["why-text alone"] = ALONE
+    if "why-text" in chosen:  # and laid out by render helpers only, in the same rounds
+        chosen["why-text render"] = [
+            *chosen["why-text"][:-1],
+            "--jobs",
+            "1",
+            chosen["why-text"][-1],
+        ]
+        envs["why-text render"] = RENDER_ONLY
     for key in [key for key in ONE_JOB if key in chosen]:  # and these decided in one process
         chosen[f"{key} alone"] = [*chosen[key][:-1], "--jobs", "1", chosen[key][-1]]
     if old is not None:
@@ -177,7 +184,7 @@ def measure(
         for key in [
             key
             for key in chosen
-            if key != "floor" and key != "browse" and not key.endswith(" alone")
+            if key != "floor" and key != "browse" and not key.endswith((" alone", " render"))
         ]:
             chosen[f"{key} old"] = chosen[key]
             envs[f"{key} old"] = old_env(old)
@@ -282,15 +289,16 @@ def measure(
         ),
         row(
             "why-text",
-            f"inspector why (the text report) with render helpers, {label}",
+            f"inspector why (the text report), {label}",
             "(info)",
             True,
-            "every context diagnosed, its flips found and its panel laid out (render.parallel)"
+            "every context diagnosed, its flips found and its panel laid out, on --jobs processes"
+            + _alone(best, "why-text")
             + (
-                f"; {best['why-text'][0] / best['why-text alone'][0]:.2f}x the same report"
-                f" with no helpers ({best['why-text alone'][0]:.2f} s,"
-                f" CPU {best['why-text alone'][1]:.2f} s)"
-                if "why-text alone" in best
+                f"; {best['why-text'][0] / best['why-text render'][0]:.2f}x the same at --jobs 1"
+                f" laid out by render helpers ({best['why-text render'][0]:.2f} s,"
+                f" CPU {best['why-text render'][1]:.2f} s)"
+                if "why-text render" in best
                 else ""
             ),
             False,

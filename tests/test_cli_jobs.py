@@ -70,7 +70,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def _inspector(
     *args: str, cache: Path, record: Path | None = None, window: int | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(cache)}
+    env = {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(cache), "COLUMNS": "100"}
     if window is not None:
         env["WINDOW"] = str(window)
     command = [sys.executable, "-m", "inspector", *args]
@@ -83,10 +83,11 @@ def _inspector(
     "command",
     [
         ["why", "--json", "--context-window", "5000", "--pin", "900"],
+        ["why", "--context-window", "5000", "--pin", "900"],
         ["stats", "--json"],
         ["stats"],
     ],
-    ids=["why-json", "stats-json", "stats-text"],
+    ids=["why-json", "why-text", "stats-json", "stats-text"],
 )
 def test_jobs_print_what_one_process_prints(
     sources: list[str], tmp_path: Path, command: list[str]
@@ -103,6 +104,9 @@ def test_jobs_print_what_one_process_prints(
     assert len(set(pids)) == 2
     if command[0] == "stats":
         assert len(pids) == 120  # each dump decided once (a debug run alone has no context)
+    elif "--json" not in command:  # a panel for each dump and debug run (errors: stderr)
+        assert alone.stdout.count("╭─".encode()) == len(pids) > 200
+        assert alone.stderr.count(b"error: ") == 3
     else:
         lines = [json.loads(line) for line in alone.stdout.splitlines()]
         assert len(pids) == len(lines) - 3  # each dump and debug run decided once

@@ -124,7 +124,8 @@ def test_no_helpers_for_a_short_report_or_one_core(monkeypatch: pytest.MonkeyPat
 
 
 def _why(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["why", str(folder)])
+    # `--jobs 1`: no forked helper decides (`ReportRun.spread`); the render helpers lay out
+    code = main(["why", "--jobs", "1", str(folder)])
     return code, capsys.readouterr().out
 
 
@@ -143,6 +144,7 @@ def test_why_over_a_folder_prints_the_report_it_prints_alone(
         sent.append(self.sent)
 
     monkeypatch.setattr(ParallelPrinter, "__exit__", counted)
+    monkeypatch.setenv(parallel.HELPERS_ENV, "2")
     with_helpers = _why(folder, capsys)
     monkeypatch.setenv(parallel.HELPERS_ENV, "0")  # none: everything printed here
     alone = _why(folder, capsys)
@@ -157,6 +159,8 @@ def test_why_over_a_folder_prints_the_report_it_prints_alone(
 def test_the_helpers_asked_for() -> None:
     cores = os.cpu_count() or 1
     assert parallel.helpers_wanted({}) == (cores, None)
+    assert parallel.helpers_wanted({}, 1) == (1, None)  # `why --jobs 1`: none
+    assert parallel.helpers_wanted({parallel.HELPERS_ENV: "3"}, 1) == (3, None)
     assert parallel.helpers_wanted({parallel.HELPERS_ENV: " 3 "}) == (3, None)
     assert parallel.helpers_wanted({parallel.HELPERS_ENV: "0"}) == (0, None)
     count, warning = parallel.helpers_wanted({parallel.HELPERS_ENV: "all"})
@@ -168,7 +172,7 @@ def test_why_says_when_the_helpers_asked_for_are_not_a_count(
 ) -> None:
     monkeypatch.setenv("CONTEXT_INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv(parallel.HELPERS_ENV, "many")
-    code = main(["why", str(Path(__file__).resolve().parents[1] / "sample_dumps")])
+    code = main(["why", "--jobs", "1", str(Path(__file__).resolve().parents[1] / "sample_dumps")])
     captured = capsys.readouterr()
     assert code in (0, 1) and "╭─" in captured.out
     assert f"warning: {parallel.HELPERS_ENV}='many' is not a count" in captured.err

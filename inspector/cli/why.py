@@ -16,6 +16,8 @@ from inspector.cli.report import add_pin_argument
 from inspector.sources.jsonio import STREAM_MIN_BYTES
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from inspector.core.artifact import Artifact
 
 
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_pin_argument(parser)
     add_tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="JSON Lines, one object per context")
-    add_jobs_argument(parser, "deciding (--json)", memory=True)
+    add_jobs_argument(parser, "deciding (and laying out the text report)", memory=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,17 +74,32 @@ def _run(args: argparse.Namespace) -> int:
             for _, data in report.spread(line):
                 write_json_line(data, flush=False)
         return report.exit_status
-    from inspector.render.parallel import ParallelPrinter, helpers_wanted
+    from inspector.processes import helper_start_method
+    from inspector.render import parallel
     from inspector.render.plain import TerminalSafeConsole
     from inspector.render.why_report import why_report
 
-    # a long report is laid out on every core (`render.parallel`), written in order
-    helpers, warning = helpers_wanted(os.environ)
+    console = TerminalSafeConsole(highlight=False)
+
+    def panel(artifact: Artifact) -> RenderableType:
+        evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
+        decision = evaluated.decision
+        return why_report(artifact, decision, flips.flips, dropped=flips.dropped)
+
+    if report.jobs >= 2 and not report.streamed and helper_start_method() == "fork":
+        # each context decided and its panel laid out on `--jobs` processes, in order
+        settings = parallel.console_settings(console)
+        for _, text in report.spread(
+            lambda artifact: parallel.render_text(settings, panel(artifact))
+        ):
+            console.file.write(text)
+            console.file.flush()
+        return report.exit_status
+    # else (a log streamed, beside a thread) a long report is laid out by render helpers
+    helpers, warning = parallel.helpers_wanted(os.environ, report.jobs)
     if warning:
         print(warning, file=sys.stderr)
-    with ParallelPrinter(TerminalSafeConsole(highlight=False), helpers) as printer:
+    with parallel.ParallelPrinter(console, helpers) as printer:
         for artifact in report.artifacts():
-            evaluated, flips, _ = with_pins(report, report.evaluate(artifact), pins)
-            decision = evaluated.decision
-            printer.print(why_report(artifact, decision, flips.flips, dropped=flips.dropped))
+            printer.print(panel(artifact))
     return report.exit_status

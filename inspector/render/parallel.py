@@ -38,15 +38,18 @@ HELPERS_ENV = "CONTEXT_INSPECTOR_RENDER_HELPERS"
 AHEAD = 6
 
 
-def helpers_wanted(environ: Mapping[str, str]) -> tuple[int, str | None]:
-    """The helpers `HELPERS_ENV` asks for, and a warning when its value is not a count."""
-    cores = os.cpu_count() or 1
+def helpers_wanted(
+    environ: Mapping[str, str], default: int | None = None
+) -> tuple[int, str | None]:
+    """The helpers `HELPERS_ENV` asks for (unset: `default`, else one per core), and a
+    warning when its value is not a count."""
+    cores = default if default is not None else os.cpu_count() or 1
     text = environ.get(HELPERS_ENV, "").strip()
     if not text:
         return cores, None
     if text.isdigit():
         return int(text), None
-    return cores, f"warning: {HELPERS_ENV}={text!r} is not a count: one helper per core"
+    return cores, f"warning: {HELPERS_ENV}={text!r} is not a count: {cores} helper(s)"
 
 
 def console_settings(console: Console) -> dict[str, Any]:
