@@ -113,7 +113,9 @@ def spread(
     from concurrent.futures import ProcessPoolExecutor
 
     _JOB = (work, items)
-    gc.freeze()
+    thawed = gc.get_freeze_count() == 0  # (what another froze stays frozen after)
+    if thawed:
+        gc.freeze()
     pool: ProcessPoolExecutor | None = None
     try:
         try:
@@ -130,7 +132,8 @@ def spread(
         _JOB = None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-        gc.unfreeze()
+        if thawed:
+            gc.unfreeze()
 
 
 def _in_order(

@@ -139,6 +139,22 @@ def test_an_answer_that_cannot_travel_is_worked_here() -> None:
     assert len(got["helpers"]) == 1
 
 
+def test_the_collectors_freeze_is_undone_and_anothers_kept() -> None:
+    got = _run(
+        "import gc\n"
+        "seen = []\n"
+        "def frozen(item):\n"
+        "    return gc.get_freeze_count() > 0\n"
+        "during = any(spread(frozen, range(100), 2))\n"
+        "after = gc.get_freeze_count()\n"
+        "gc.freeze()\n"
+        "theirs = gc.get_freeze_count()\n"
+        "list(spread(answer, range(100), 2))\n"
+        "print(json.dumps({'during': during, 'after': after, 'kept': gc.get_freeze_count() >= theirs > 0}))\n"
+    )
+    assert got == {"during": True, "after": 0, "kept": True}
+
+
 def test_setup_runs_in_each_helper_first() -> None:
     got = _run(
         "mark = ['parent']\n"
