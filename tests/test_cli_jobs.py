@@ -52,8 +52,9 @@ sys.exit(main(sys.argv[2:]))
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """120 dumps of three processors over 6 sessions with their debug logs, given session
-    by session, and three files that cannot be read: two inside sessions, and one given
-    between the first session and the others, so that the load meets it between dumps."""
+    by session, and four files that cannot be read: two inside sessions, one whose
+    context does not rebuild, and one given between the first session and the others, so
+    that the load meets it between dumps."""
     base = tmp_path_factory.mktemp("jobs")
     root = write_folder(
         base / "fleet", dumps=120, sessions=6, messages_per_dump=6, tool_output_chars=80
@@ -61,6 +62,15 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     logs = sorted(root.rglob("compression_logs"))
     (logs[0] / "0000000000000_CurrentRoundCompressor_broken.json").write_text('{"processor_')
     (logs[-1] / "9999999999999_DialogueCompressor_binary.json").write_bytes(b"\x00\xff" * 40)
+    # a dump whose header reads but whose context does not rebuild (nested too deeply): a
+    # full load reports it in its place, an on-demand one when it is made whole
+    deep = sorted(logs[2].glob("*.json"))[3]
+    data = json.loads(deep.read_text())
+    nested: object = "x"
+    for _ in range(230):
+        nested = [nested]
+    data["context_after"]["messages"][0]["content"] = nested
+    deep.write_text(json.dumps(data))
     between = base / "1796000000000_CurrentRoundCompressor_cut.json"
     between.write_text('{"processor_type": "CurrentRoundCompressor", "trig')
     sessions = [str(log.parent) for log in logs]
@@ -103,21 +113,23 @@ def test_jobs_print_what_one_process_prints(
     assert first.startswith("main ") and first.split()[1] in pids
     assert len(set(pids)) == 2
     if command[0] == "stats":
-        assert len(pids) == 120  # each dump decided once (a debug run alone has no context)
+        # each dump that rebuilds decided once (a debug run alone has no context)
+        assert len(pids) == 119
     elif "--json" not in command:  # a panel for each dump and debug run (errors: stderr)
         assert alone.stdout.count("╭─".encode()) == len(pids) > 200
-        assert alone.stderr.count(b"error: ") == 3
+        assert alone.stderr.count(b"error: ") == 4
     else:
         lines = [json.loads(line) for line in alone.stdout.splitlines()]
-        assert len(pids) == len(lines) - 3  # each dump and debug run decided once
+        assert len(pids) == len(lines) - 4  # each dump and debug run decided once
         errors = [i for i, line in enumerate(lines) if "error" in line]
-        assert len(errors) == 3
+        assert len(errors) == 4
+        assert any("nested too deeply" in lines[i]["error"] for i in errors)
         # one error between decisions: reported where the load met it, not all at first
         assert any("error" not in lines[i - 1] and "error" not in lines[i + 1] for i in errors)
         said = alone.stderr.decode().splitlines()
-        # a notice per processor, once; the pin's note for every dump (each decided once)
+        # a notice per processor, once; the pin's note for every dump that rebuilds, once
         assert sum("--context-window does not apply" in line for line in said) == 3
-        assert sum("pins beyond its 6 messages ignored" in line for line in said) == 120
+        assert sum("pins beyond its 6 messages ignored" in line for line in said) == 119
 
 
 def test_windows_of_artifacts_print_what_one_process_prints(
