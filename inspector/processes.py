@@ -62,12 +62,29 @@ def in_helper() -> bool:
     return _in_helper
 
 
-def _start_helper(setup: Callable[[], None] | None) -> None:
+def _start_helper(parent: int, setup: Callable[[], None] | None) -> None:
+    """A helper's start: Ctrl-C left to the parent, and an end of its own when the parent
+    ends first (killed, it would never read the answers: the helper would wait forever)."""
     global _in_helper
     _in_helper = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _end_with(parent)
     if setup is not None:
         setup()
+
+
+def _end_with(parent: int) -> None:
+    """Be killed when the process `parent` ends (Linux: `PR_SET_PDEATHSIG`; elsewhere a
+    helper whose parent was killed ends when its pipe does, or waits)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the call: nobody will read the answers
+        os._exit(1)
 
 
 def _work_chunk(bounds: tuple[int, int]) -> list[tuple[bool, Any]]:
@@ -104,7 +121,14 @@ def spread(
     helper's death everything left. The cyclic collector's objects are frozen while helpers
     run, so that collections in them do not copy every page of this process."""
     global _JOB
-    if jobs < 2 or len(items) < SPREAD_MIN_ITEMS or _in_helper or helper_start_method() != "fork":
+    # never more processes than cores, nor helpers than the jobs they would take
+    helpers = min(jobs, os.cpu_count() or 1, -(-len(items) // CHUNK)) - 1
+    if (
+        helpers < 1
+        or len(items) < SPREAD_MIN_ITEMS
+        or _in_helper
+        or helper_start_method() != "fork"
+    ):
         yield from map(work, items)
         return
     if _JOB is not None:  # a spread inside a spread's consumer: no nesting of helpers
@@ -120,20 +144,31 @@ def spread(
     try:
         try:
             pool = ProcessPoolExecutor(
-                jobs - 1,
+                helpers,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_start_helper,
-                initargs=(setup,),
+                initargs=(os.getpid(), setup),
             )
         except (OSError, ValueError):
             pool = None
-        yield from _in_order(work, items, pool, jobs)
+        yield from _in_order(work, items, pool, helpers + 1)
     finally:
         _JOB = None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _end_pool(pool)
         if thawed:
             gc.unfreeze()
+
+
+def _end_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut the helpers down; those a failed start left waiting for work (their pool has no
+    manager to tell them to stop) are ended here, or exiting would wait for them."""
+    started = dict(getattr(pool, "_processes", None) or {})  # the executor's own record
+    pool.shutdown(wait=True, cancel_futures=True)
+    for process in started.values():
+        if process.is_alive():
+            process.terminate()
+            process.join()
 
 
 def _in_order(
@@ -150,10 +185,11 @@ def _in_order(
     for number, (start, end) in enumerate(chunks):
         while pool is not None and unsent < len(chunks) and len(sent) < AHEAD * (jobs - 1):
             if unsent % jobs:  # not this process's own
-                try:
+                try:  # the first sends start the helpers: a fork may fail (no room)
                     sent[unsent] = pool.submit(_work_chunk, chunks[unsent])
-                except (BrokenProcessPool, RuntimeError):
+                except (BrokenProcessPool, RuntimeError, OSError):
                     pool = None
+                    sent.clear()
                     break
             unsent += 1
         future = sent.pop(number, None)

@@ -176,3 +176,31 @@ def test_jobs_below_one_is_a_usage_error(sources: list[str], tmp_path: Path) -> 
         assert done.returncode == 2
         assert b"--jobs must be at least 1" in done.stderr
         assert done.stdout == b""
+
+
+def test_a_usage_error_comes_after_the_load_errors_before_it(
+    sources: list[str], tmp_path: Path
+) -> None:
+    # `--family standard` cannot decide a forked dump: a usage error at the first context
+    command = ["why", "--json", "--family", "standard", *sources]
+    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
+    spread = _inspector(*command, "--jobs", "2", cache=tmp_path / "spread")
+    assert alone.returncode == 2
+    assert (spread.returncode, spread.stdout, spread.stderr) == (
+        alone.returncode,
+        alone.stdout,
+        alone.stderr,
+    )
+    assert alone.stdout.count(b'"error"') == 1  # the one met before the first context
+    assert alone.stderr.count(b"error: ") == 1
+    assert b"must be a processor of the standard family" in alone.stderr
+
+
+def test_a_notes_file_name_reaches_stderr_escaped(sources: list[str], tmp_path: Path) -> None:
+    dump = sorted(Path(sources[0]).rglob("*_agent-s*.json"))[5]
+    odd = tmp_path / "1796000000001_CurrentRoundCompressor_ctl\x1b[31m\x07x.json"
+    odd.write_bytes(dump.read_bytes())
+    done = _inspector("why", "--json", "--pin", "900", str(odd), cache=tmp_path / "c")
+    assert done.returncode == 0, done.stderr
+    assert b"\x1b" not in done.stderr and b"\x07" not in done.stderr
+    assert b"ctl\\x1b[31m\\x07x: pins beyond its" in done.stderr

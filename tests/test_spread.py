@@ -8,14 +8,18 @@ everything here (`helper_start_method`)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import fresh_interpreter_json
+from tests.conftest import REPO, fresh_interpreter_json
 
 pytestmark = pytest.mark.skipif(
     (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods(),
@@ -46,14 +50,102 @@ def _run(body: str, *args: str) -> dict[str, Any]:
     return fresh_interpreter_json(_COMMON + body, *args)
 
 
-@pytest.mark.parametrize("jobs", [2, 3])
+@pytest.mark.parametrize("jobs", [2, 3, 64])
 def test_answers_come_in_order_from_this_process_and_the_helpers(jobs: int) -> None:
     got = _run(f"report(list(spread(answer, range(500), {jobs})))")
     assert got["values"] == [n * n for n in range(500)]
-    assert len(got["helpers"]) == jobs - 1  # every helper worked
-    # and this process every `jobs`-th job of 16 items (500 items: 32 jobs, the last of 4)
-    assert got["here"] == 16 * len(range(0, 31, jobs))
+    processes = min(jobs, os.cpu_count() or 1)  # never more than the cores
+    assert len(got["helpers"]) == processes - 1  # every helper worked
+    # and this process every `processes`-th job of 16 items (500 items: 32 jobs, the last of 4)
+    assert got["here"] == 16 * len(range(0, 31, processes))
     assert got["marked"]  # `in_helper` is True in the helpers only
+
+
+def test_no_more_helpers_than_jobs_to_take() -> None:
+    got = _run(
+        "import multiprocessing\n"
+        "processes.os.cpu_count = lambda: 16\n"
+        "seen = []\n"
+        "for item in spread(answer, range(70), 16):\n"
+        "    seen.append(item)\n"
+        "    started = len(multiprocessing.active_children())\n"
+        "report(seen)\n"
+    )
+    # 70 items are 5 jobs of 16: this process and 4 helpers, not 15
+    assert len(got["helpers"]) <= 4
+    assert got["values"] == [n * n for n in range(70)]
+
+
+def _run_bounded(code: str, seconds: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _COMMON + code],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=seconds,
+    )
+
+
+def test_a_fork_that_fails_leaves_the_work_done_here_and_no_helper_waiting() -> None:
+    done = _run_bounded(
+        "import multiprocessing.popen_fork as popen_fork\n"
+        "processes.os.cpu_count = lambda: 8\n"
+        "forks = []\n"
+        "real_fork = os.fork\n"
+        "def failing_fork():\n"
+        "    forks.append(1)\n"
+        "    if len(forks) > 1:\n"
+        "        raise BlockingIOError(11, 'Resource temporarily unavailable')\n"
+        "    return real_fork()\n"
+        "popen_fork.os.fork = failing_fork\n"
+        "report(list(spread(answer, range(400), 4)))\n"
+    )
+    assert done.returncode == 0, done.stderr  # and it ended: nothing waited for a helper
+    got = json.loads(done.stdout)
+    assert got["values"] == [n * n for n in range(400)]
+    assert got["here"] == 400  # the one helper that started took no job before it ended
+
+
+def _state(pid: int) -> str | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    return next(line.split()[1] for line in status.splitlines() if line.startswith("State:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_helpers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    marks = tmp_path / "helpers"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _COMMON + "import time\n"
+            "def slow(item):\n"
+            "    if in_helper():\n"
+            "        with open(sys.argv[1], 'a') as out:\n"
+            "            out.write(f'{os.getpid()}\\n')\n"
+            "    time.sleep(0.05)\n"
+            "    return item\n"
+            "list(spread(slow, range(2000), 2))\n",
+            str(marks),
+        ],
+        cwd=REPO,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (marks.exists() and marks.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        helper = int(marks.read_text().split()[0])
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while _state(helper) not in (None, "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(helper) in (None, "Z")  # gone (or a zombie its new parent may reap)
+    finally:
+        parent.kill()
 
 
 @pytest.mark.parametrize(

@@ -65,6 +65,27 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def _closed_streams() -> str | None:
+    """A closed stderr (`2>&-`) made the null device: its messages are dropped, the rest
+    runs as it would. A closed stdout (`>&-`) too, with what to say about it (the
+    command then does not run: it has nowhere to write)."""
+    said = None
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process's life
+            if name == "stdout":
+                said = "inspector: standard output is closed: nowhere to write"
+    return said
+
+
+def _drop_stdout() -> None:
+    """After a write to stdout failed (a closed pipe, a full disk): what is still buffered
+    goes to the null device, so that the interpreter's last flush raises nothing."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
+
+
 def _tolerant_streams() -> None:
     """Text that cannot be encoded (a lone surrogate in a loaded file) is printed escaped,
     never a traceback, whatever the terminal's encoding."""
@@ -109,6 +130,10 @@ def _no_such_command(word: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `inspector` console script (`argv` None: this process's own
     arguments; the TUI then ends the process when the app closes, `run_tui`)."""
+    closed = _closed_streams()
+    if closed is not None:
+        print(closed, file=sys.stderr)
+        return EXIT_UNREADABLE
     _tolerant_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = args_list[0] if args_list and args_list[0] in COMMAND_MODULES else None
@@ -140,8 +165,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
+        _drop_stdout()
         return EXIT_OK
+    except OSError as error:  # the output could not be written (a full disk)
+        _drop_stdout()
+        print(f"inspector: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    except MemoryError:
+        print("inspector: out of memory (try fewer sources, or --jobs 1)", file=sys.stderr)
+        return EXIT_UNREADABLE
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.cli.common import UsageError, add_tuning_arguments
 from inspector.core.errors import ConfigError
+from inspector.core.redact import shown_name
 
 if TYPE_CHECKING:
     from inspector.cli.run_support import Evaluated, ReportRun
@@ -107,7 +108,7 @@ def with_pins(
         raise UsageError(f"{artifact.source}: {error}") from None
     if pinned.out_of_range:
         print(
-            f"note: {artifact.id}: pins beyond its {len(artifact.snapshot.messages)} messages "
+            f"note: {shown_name(artifact.id)}: pins beyond its {len(artifact.snapshot.messages)} messages "
             f"ignored: {format_pins(pinned.out_of_range)}",
             file=sys.stderr,
         )

@@ -330,9 +330,10 @@ class ReportRun:
         self.cache.flush()  # the helpers' cache starts where this one is
         jobs = self.jobs if self._jobs_given else jobs_memory_holds(self.jobs)
         answers = spread(job, window, jobs, self._after_fork)
-        for (artifact, errors), (answer, held, said) in zip(window, answers, strict=True):
-            for error in errors:
+        for artifact, errors in window:
+            for error in errors:  # before the answer, which may raise (a usage error)
                 self.report_error(error)
+            answer, held, said = next(answers)
             for notice, text in held:
                 self._say_once(notice, text)
             if said:

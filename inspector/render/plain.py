@@ -42,6 +42,12 @@ class TerminalSafeConsole(Console):
     visible escape (`\\x1b`), newlines and tabs kept. Rich's own control segments (cursor
     moves) and the styles it writes itself pass as they are."""
 
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): `BrokenPipeError`, which the command line
+        ends on with 0, as for every other output (Rich's own exits with 1)."""
+        self.quiet = True
+        raise BrokenPipeError
+
     def render(
         self, renderable: RenderableType, options: ConsoleOptions | None = None
     ) -> Iterable[Segment]:
