@@ -244,7 +244,7 @@ def add_jobs_argument(parser: argparse.ArgumentParser, what: str, memory: bool =
     """`--jobs N`: how many processes do `what` (at least 1; `check_jobs`). Not given, it
     is None (`check_jobs`: `default_jobs`); `memory`: the help says the default is also
     bounded by the free memory (`processes.jobs_memory_holds`, where the command spreads)."""
-    bound = ", and as many as the free memory holds" if memory else ""
+    bound = ", and as many as the free memory holds; never more than the cores" if memory else ""
     parser.add_argument(
         "--jobs",
         type=int,
