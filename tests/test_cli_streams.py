@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +35,13 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(tmp_path / "c"), "COLUMNS": "100"}
+
+
+def _inspector(tmp_path: Path, *args: str, **streams: Any) -> subprocess.CompletedProcess[Any]:
+    """`inspector ARGS` in a process of its own, its streams as `streams` say."""
+    return subprocess.run(
+        [*INSPECTOR, *args], cwd=REPO, env=_env(tmp_path), timeout=120, check=False, **streams
+    )
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -62,14 +70,8 @@ def test_a_full_disk_is_one_line_and_exit_1(
     folder: Path, tmp_path: Path, command: list[str]
 ) -> None:
     with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [*INSPECTOR, *command, str(folder)],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=_env(tmp_path),
-            timeout=120,
+        done = _inspector(
+            tmp_path, *command, str(folder), stdout=full, stderr=subprocess.PIPE, text=True
         )
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
@@ -79,15 +81,13 @@ def test_a_full_disk_is_one_line_and_exit_1(
 
 
 def test_a_closed_stdout_is_one_line_and_exit_1(folder: Path, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*INSPECTOR, "why", "--json", str(folder)],
-        stdout=None,
+    done = _inspector(
+        tmp_path,
+        "why",
+        "--json",
+        str(folder),
         stderr=subprocess.PIPE,
         text=True,
-        cwd=REPO,
-        env=_env(tmp_path),
-        timeout=120,
-        pass_fds=(),
         preexec_fn=lambda: os.close(1),
     )
     assert done.returncode == 1
@@ -95,18 +95,13 @@ def test_a_closed_stdout_is_one_line_and_exit_1(folder: Path, tmp_path: Path) ->
 
 
 def test_a_closed_stderr_drops_its_messages_only(folder: Path, tmp_path: Path) -> None:
-    both = subprocess.run(
-        [*INSPECTOR, "why", "--json", str(folder)],
-        capture_output=True,
-        cwd=REPO,
-        env=_env(tmp_path),
-    )
-    closed = subprocess.run(
-        [*INSPECTOR, "why", "--json", str(folder)],
+    both = _inspector(tmp_path, "why", "--json", str(folder), capture_output=True)
+    closed = _inspector(
+        tmp_path,
+        "why",
+        "--json",
+        str(folder),
         stdout=subprocess.PIPE,
-        cwd=REPO,
-        env=_env(tmp_path),
-        timeout=120,
         preexec_fn=lambda: os.close(2),
     )
     assert both.stderr.startswith(b"error: ")  # the truncated file is said there
