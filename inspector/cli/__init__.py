@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -33,6 +34,9 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2
+#: What writing the output may fail with (a full disk or quota, a device gone, a closed
+#: descriptor): said in one line.
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF, errno.EFBIG})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -168,9 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
         _drop_stdout()
         return EXIT_OK
-    except OSError as error:  # the output could not be written (a full disk)
+    except OSError as error:  # the output could not be written (a full disk), or worse
+        if error.errno not in _WRITE_ERRORS:
+            print(f"inspector: {error}", file=sys.stderr)
+            return EXIT_UNREADABLE
         _drop_stdout()
-        print(f"inspector: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        print(f"inspector: cannot write the output: {error.strerror}", file=sys.stderr)
         return EXIT_UNREADABLE
     except MemoryError:
         print("inspector: out of memory (try fewer sources, or --jobs 1)", file=sys.stderr)
