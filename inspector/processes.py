@@ -30,6 +30,9 @@ AHEAD = 4
 #: The function and items of the running `spread`, inherited by its forked helpers.
 _JOB: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
 _in_helper = False
+#: (pid, descriptor) of `/proc/self/statm` as `resident_bytes` opened it.
+_statm: tuple[int, int] | None = None
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def helper_start_method() -> str | None:
@@ -46,15 +49,28 @@ def jobs_memory_holds(jobs: int, meminfo: str = "/proc/meminfo") -> int:
     so copies its page: measured 0.9x the parent's resident size for one that works every
     item), leaving a quarter of it free; at least 1. Where the kernel does not say how much
     memory is free (no `/proc/meminfo`): `jobs`."""
+    resident = resident_bytes()
     try:
         with open(meminfo, encoding="ascii") as source:
             fields = dict(line.split(":", 1) for line in source if ":" in line)
         free = int(fields["MemAvailable"].split()[0]) * 1024
-        with open("/proc/self/statm", encoding="ascii") as source:
-            resident = int(source.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, KeyError, ValueError, IndexError):
         return jobs
+    if resident is None:
+        return jobs
     return max(1, min(jobs, int(free * 0.75) // max(resident, 1)))
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux `/proc/self/statm`, kept open: 0.6 us a read
+    against 6 us opened each time), or None."""
+    global _statm
+    try:
+        if _statm is None or _statm[0] != os.getpid():  # (a fork's is its parent's)
+            _statm = (os.getpid(), os.open("/proc/self/statm", os.O_RDONLY))
+        return int(os.pread(_statm[1], 64, 0).split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def in_helper() -> bool:

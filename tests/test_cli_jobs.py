@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 #: `inspector` with `ReportRun.evaluate` wrapped to append each deciding process's id to
 #: the file named first (inherited by forked helpers), after its own id marked "main"; the
-#: variable WINDOW sets `SPREAD_WINDOW`.
+#: variables WINDOW and WINDOW_BYTES set `SPREAD_WINDOW` and `SPREAD_WINDOW_BYTES`.
 _RECORDING = """
 import os, sys
 from inspector.cli import main, run_support
@@ -37,6 +37,7 @@ with open(sys.argv[1], "a") as out:
     out.write(f"main {os.getpid()}\\n")
 
 run_support.SPREAD_WINDOW = int(os.environ.get("WINDOW", run_support.SPREAD_WINDOW))
+run_support.SPREAD_WINDOW_BYTES = int(os.environ.get("WINDOW_BYTES", run_support.SPREAD_WINDOW_BYTES))
 evaluate = run_support.ReportRun.evaluate
 
 def recorded(self, artifact):
@@ -78,11 +79,10 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def _inspector(
-    *args: str, cache: Path, record: Path | None = None, window: int | None = None
+    *args: str, cache: Path, record: Path | None = None, **window: int
 ) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "CONTEXT_INSPECTOR_CACHE_DIR": str(cache), "COLUMNS": "100"}
-    if window is not None:
-        env["WINDOW"] = str(window)
+    env.update({name.upper(): str(value) for name, value in window.items()})
     command = [sys.executable, "-m", "inspector", *args]
     if record is not None:
         command = [sys.executable, "-c", _RECORDING, str(record), *args]
@@ -155,6 +155,28 @@ def test_windows_of_artifacts_print_what_one_process_prints(
     assert sizes[-1] < SPREAD_MIN_ITEMS
     assert len(set(pids)) == 1 + len(sizes) - 1
     assert first.split()[1] in pids
+
+
+def test_a_window_ends_when_it_has_grown_this_process_enough(
+    sources: list[str], tmp_path: Path
+) -> None:
+    command = ["why", "--json", *sources]
+    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
+    record = tmp_path / "pids"
+    # no growth allowed: a window of each artifact, too few for helpers
+    spread = _inspector(
+        *command, "--jobs", "2", cache=tmp_path / "spread", record=record, window_bytes=-1
+    )
+    assert (spread.returncode, spread.stdout, spread.stderr) == (
+        alone.returncode,
+        alone.stdout,
+        alone.stderr,
+    )
+    first, *pids = record.read_text().splitlines()
+    assert set(pids) == {first.split()[1]}  # all decided here
+    big = _inspector(*command, "--jobs", "2", cache=tmp_path / "big", record=tmp_path / "big-pids")
+    assert big.stdout == alone.stdout
+    assert len(set((tmp_path / "big-pids").read_text().splitlines()[1:])) == 2  # as usual
 
 
 def test_helpers_counts_reach_the_token_cache(sources: list[str], tmp_path: Path) -> None:

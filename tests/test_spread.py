@@ -326,3 +326,24 @@ def test_the_free_memory_bounds_the_jobs(tmp_path: Path) -> None:
     assert jobs_memory_holds(4, str(tmp_path / "missing")) == 4
     assert jobs_memory_holds(4, _meminfo(tmp_path, "MemFree: 10 kB\n")) == 4
     assert jobs_memory_holds(4, _meminfo(tmp_path, "MemAvailable: lots\n")) == 4
+
+
+def test_the_resident_size_is_this_processs_own() -> None:
+    got = _run(
+        "from inspector.processes import resident_bytes\n"
+        "before = resident_bytes()\n"
+        "held = bytearray(200 * 1024 * 1024)\n"
+        "held[::4096] = b'x' * len(held[::4096])  # touched: resident\n"
+        "after = resident_bytes()\n"
+        "read, write = os.pipe()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    resident_bytes()\n"
+        "    os.write(write, str(processes._statm[0] == os.getpid()).encode())\n"
+        "    os._exit(0)\n"
+        "os.waitpid(child, 0)\n"
+        "mine = os.read(read, 16).decode()\n"
+        "print(json.dumps({'grew': after - before, 'child': mine}))\n"
+    )
+    assert got["grew"] >= 190 * 1024 * 1024
+    assert got["child"] == "True"  # a fork reads its own file, not its parent's

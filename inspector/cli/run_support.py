@@ -41,8 +41,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: `ReportRun.spread` works this many loaded artifacts at a time (each window its helpers).
+#: `ReportRun.spread` works this many loaded artifacts at a time (each window its helpers),
 SPREAD_WINDOW = 4096
+#: or fewer, once holding them made this process this much bigger (big dumps: 4,096 of
+#: them held would be gigabytes; one at a time they never are).
+SPREAD_WINDOW_BYTES = 256 * 1024**2
 
 
 def __getattr__(name: str) -> Any:
@@ -273,21 +276,29 @@ class ReportRun:
         """Each artifact of the sources with `work(artifact)`, in order, on `jobs`
         processes (`processes.spread`; `--jobs` not given: no more than the free memory
         holds, `processes.jobs_memory_holds`), `SPREAD_WINDOW` loaded artifacts at a time
-        (the load makes each artifact when it is read: holding them all would take ~2.5x
-        the memory of a 50,000-file folder's load).
+        or as many as make this process `SPREAD_WINDOW_BYTES` bigger (the load makes each
+        artifact when it is read: holding them all would take ~2.5x the memory of a
+        50,000-file folder's load, and gigabytes for big dumps).
 
         The load's errors are reported where the load met them, between the answers; what
         `work` prints on stderr (wherever it works) is printed when its answer is taken,
         and each notice of `select` once: both streams read as if each artifact were
         worked here as it loaded. A helper counts with a token cache connection of its
         own, and writes what it counts from there."""
+        from inspector.processes import resident_bytes
+
         window: list[tuple[Artifact, list[LoadError]]] = []
+        start = resident_bytes()
         for artifact, errors in self._with_errors():
             if artifact is not None:
                 window.append((artifact, errors))
-            if window and (artifact is None or len(window) == SPREAD_WINDOW):
+            full = len(window) == SPREAD_WINDOW or (
+                start is not None and (resident_bytes() or 0) - start > SPREAD_WINDOW_BYTES
+            )
+            if window and (artifact is None or full):
                 yield from self._spread_window(window, work)
                 window = []
+                start = resident_bytes()
             if artifact is None:
                 for error in errors:
                     self.report_error(error)
