@@ -89,6 +89,24 @@ def _inspector(
     return subprocess.run(command, capture_output=True, cwd=REPO, env=env, timeout=240)
 
 
+def _alone_and_spread(
+    command: list[str], tmp_path: Path, name: str = "spread", **window: int
+) -> tuple[subprocess.CompletedProcess[bytes], str, list[str]]:
+    """`command` at `--jobs 1` and at `--jobs 2`, which must print the same bytes on both
+    streams and end alike: the first run, the process id of the second, and the id of the
+    process that decided each context there."""
+    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
+    record = tmp_path / f"{name}-pids"
+    spread = _inspector(*command, "--jobs", "2", cache=tmp_path / name, record=record, **window)
+    assert (spread.returncode, spread.stdout, spread.stderr) == (
+        alone.returncode,
+        alone.stdout,
+        alone.stderr,
+    )
+    first, *pids = record.read_text().splitlines()
+    return alone, first.split()[1], pids
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -102,15 +120,10 @@ def _inspector(
 def test_jobs_print_what_one_process_prints(
     sources: list[str], tmp_path: Path, command: list[str]
 ) -> None:
-    alone = _inspector(*command, "--jobs", "1", *sources, cache=tmp_path / "alone")
-    record = tmp_path / "pids"
-    spread = _inspector(*command, "--jobs", "2", *sources, cache=tmp_path / "spread", record=record)
-    assert alone.returncode == spread.returncode == 1  # the unreadable files
-    assert spread.stdout == alone.stdout
-    assert spread.stderr == alone.stderr
-    first, *pids = record.read_text().splitlines()
+    alone, main, pids = _alone_and_spread([*command, *sources], tmp_path)
+    assert alone.returncode == 1  # the unreadable files
     # decided by this process and the one helper of `--jobs 2`
-    assert first.startswith("main ") and first.split()[1] in pids
+    assert main in pids
     assert len(set(pids)) == 2
     if command[0] == "stats":
         # each dump that rebuilds decided once (a debug run alone has no context)
@@ -136,17 +149,7 @@ def test_windows_of_artifacts_print_what_one_process_prints(
     sources: list[str], tmp_path: Path
 ) -> None:
     command = ["why", "--json", "--context-window", "5000", *sources]
-    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
-    record = tmp_path / "pids"
-    spread = _inspector(
-        *command, "--jobs", "2", cache=tmp_path / "spread", record=record, window=100
-    )
-    assert (spread.returncode, spread.stdout, spread.stderr) == (
-        alone.returncode,
-        alone.stdout,
-        alone.stderr,
-    )
-    first, *pids = record.read_text().splitlines()
+    alone, main, pids = _alone_and_spread(command, tmp_path, window=100)
     decided = [line for line in alone.stdout.splitlines() if b'"error"' not in line]
     assert 200 < len(pids) == len(decided) <= 300
     # windows of 100, each decided here and by a helper of its own (forked once the window
@@ -154,29 +157,18 @@ def test_windows_of_artifacts_print_what_one_process_prints(
     sizes = [100] * (len(pids) // 100) + [len(pids) % 100]
     assert sizes[-1] < SPREAD_MIN_ITEMS
     assert len(set(pids)) == 1 + len(sizes) - 1
-    assert first.split()[1] in pids
+    assert main in pids
 
 
 def test_a_window_ends_when_it_has_grown_this_process_enough(
     sources: list[str], tmp_path: Path
 ) -> None:
     command = ["why", "--json", *sources]
-    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
-    record = tmp_path / "pids"
     # no growth allowed: a window of each artifact, too few for helpers
-    spread = _inspector(
-        *command, "--jobs", "2", cache=tmp_path / "spread", record=record, window_bytes=-1
-    )
-    assert (spread.returncode, spread.stdout, spread.stderr) == (
-        alone.returncode,
-        alone.stdout,
-        alone.stderr,
-    )
-    first, *pids = record.read_text().splitlines()
-    assert set(pids) == {first.split()[1]}  # all decided here
-    big = _inspector(*command, "--jobs", "2", cache=tmp_path / "big", record=tmp_path / "big-pids")
-    assert big.stdout == alone.stdout
-    assert len(set((tmp_path / "big-pids").read_text().splitlines()[1:])) == 2  # as usual
+    _, main, pids = _alone_and_spread(command, tmp_path, window_bytes=-1)
+    assert set(pids) == {main}  # all decided here
+    _, main, pids = _alone_and_spread(command, tmp_path, "big")
+    assert len(set(pids)) == 2  # as usual
 
 
 def test_helpers_counts_reach_the_token_cache(sources: list[str], tmp_path: Path) -> None:
@@ -205,14 +197,8 @@ def test_a_usage_error_comes_after_the_load_errors_before_it(
 ) -> None:
     # `--family standard` cannot decide a forked dump: a usage error at the first context
     command = ["why", "--json", "--family", "standard", *sources]
-    alone = _inspector(*command, "--jobs", "1", cache=tmp_path / "alone")
-    spread = _inspector(*command, "--jobs", "2", cache=tmp_path / "spread")
+    alone, _, _ = _alone_and_spread(command, tmp_path)
     assert alone.returncode == 2
-    assert (spread.returncode, spread.stdout, spread.stderr) == (
-        alone.returncode,
-        alone.stdout,
-        alone.stderr,
-    )
     assert alone.stdout.count(b'"error"') == 1  # the one met before the first context
     assert alone.stderr.count(b"error: ") == 1
     assert b"must be a processor of the standard family" in alone.stderr
