@@ -123,10 +123,10 @@ def spread(
     jobs: int,
     setup: Callable[[], None] | None = None,
 ) -> Iterator[R]:
-    """`work(item)` for each item, in order, worked by this process and `jobs - 1` helper
-    processes forked from it (they inherit `work` and `items`: nothing is pickled but the
-    answers; this process works every `jobs`-th job of `CHUNK` items in its turn, and
-    writes what the consumer asks between them).
+    """`work(item)` for each item, in order, worked by this process and helper processes
+    forked from it, `jobs` in all but never more than the cores nor the jobs of `CHUNK`
+    items to take (they inherit `work` and `items`: nothing is pickled but the answers;
+    this process works every n-th job in its turn, between what the consumer does).
 
     The helpers run `setup` first, and never start helpers of their own (`in_helper`).
     Everything is worked here, in turn, with fewer than `SPREAD_MIN_ITEMS` items, fewer
@@ -143,11 +143,9 @@ def spread(
         helpers < 1
         or len(items) < SPREAD_MIN_ITEMS
         or _in_helper
+        or _JOB is not None  # a spread inside a spread's consumer: no nesting of helpers
         or helper_start_method() != "fork"
     ):
-        yield from map(work, items)
-        return
-    if _JOB is not None:  # a spread inside a spread's consumer: no nesting of helpers
         yield from map(work, items)
         return
     from concurrent.futures import ProcessPoolExecutor
